@@ -1,0 +1,54 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: install services services-stop migrate run test lint bench clean
+
+$(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# This machine's pip config names local indexes that may be absent: hide that noise only.
+	$(BIN)/pip install --quiet -r requirements/dev.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
+	touch $(STAMP)
+
+install: $(STAMP)
+
+services: install
+	$(BIN)/python -m apps.core.embedded_services start
+
+services-stop:
+	$(BIN)/python -m apps.core.embedded_services stop
+
+migrate: services
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py install_beat_schedule
+
+run: migrate
+	$(BIN)/python manage.py ensure_demo_user
+	$(BIN)/python manage.py collectstatic --noinput -v 0
+	@echo ""
+	@echo "  Web UI and API:  http://127.0.0.1:8000/   (API docs: /api/docs, admin: /admin/)"
+	@echo "  Flower:          http://127.0.0.1:5555/"
+	@echo "  Health:          http://127.0.0.1:8000/healthz"
+	@echo ""
+	$(BIN)/honcho start -f Procfile
+
+test: services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy apps config workers
+
+bench: migrate
+	$(BIN)/python bench/run_all.py
+
+clean: services-stop
+	rm -rf var $(VENV)

@@ -1,0 +1,115 @@
+"""Conversations with a folder, their messages, and the runs (standard or agent) that answer."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from apps.core.models import TimestampedModel
+from apps.library.models import Folder
+
+
+class ConversationKind(models.TextChoices):
+    CHAT = "chat", "Folder chat"
+    INBOX = "inbox", "Inbox assistant"
+
+
+class ConversationStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    COMPLETED = "completed", "Completed"
+    ARCHIVED = "archived", "Archived"
+
+
+class Conversation(TimestampedModel):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="conversations")
+    kind = models.CharField(max_length=8, choices=ConversationKind.choices, default=ConversationKind.CHAT)
+    status = models.CharField(max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE)
+    title = models.CharField(max_length=255, blank=True)
+    summary = models.TextField(blank=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "kind", "status", "-last_activity_at"])]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class MessageRole(models.TextChoices):
+    USER = "user", "User"
+    AGENT = "agent", "Agent"
+    SYSTEM = "system", "System"
+    TOOL = "tool", "Tool"
+
+
+class MessageType(models.TextChoices):
+    TEXT = "text", "Text"
+    FILE = "file", "File"
+    SEARCH_RESULT = "search_result", "Search result"
+    SUGGESTION = "suggestion", "Suggestion"
+    ACTION_RESULT = "action_result", "Action result"
+    SUMMARY = "summary", "Summary"
+    CLARIFICATION = "clarification", "Clarification"
+
+
+class Message(TimestampedModel):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=8, choices=MessageRole.choices)
+    type = models.CharField(max_length=16, choices=MessageType.choices, default=MessageType.TEXT)
+    content = models.JSONField(default=dict, help_text='{"text": ..., "citations": [...], ...}')
+    metadata = models.JSONField(default=dict, blank=True, help_text="model, tokens, timing, intent")
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class RunMode(models.TextChoices):
+    STANDARD = "standard", "Standard RAG"
+    AGENT = "agent", "Agent"
+    INBOX = "inbox", "Inbox"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    ERROR = "error", "Error"
+
+
+class AgentRun(TimestampedModel):
+    # A UUID: run ids appear in SSE URLs and must not be guessable or enumerable.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_runs")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="runs")
+    question = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, related_name="+")
+    answer = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    mode = models.CharField(max_length=16, choices=RunMode.choices, default=RunMode.STANDARD)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    iterations = models.PositiveIntegerField(default=0)
+    tool_calls = models.JSONField(default=list, blank=True, help_text="Every call: name, input, output, status, ms")
+    metrics = models.JSONField(default=dict, blank=True)
+    fallback_reason = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "-created_at"])]
+
+
+class WebhookTool(TimestampedModel):
+    """An operator-defined tool the agent may call: a POST to an allow-listed URL."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    description = models.TextField()
+    url = models.URLField()
+    input_schema = models.JSONField(default=dict, help_text="JSON schema of the tool's input")
+    timeout_seconds = models.FloatField(default=10.0)
+    enabled = models.BooleanField(default=True)
+    folders = models.ManyToManyField(Folder, blank=True, related_name="webhook_tools")
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,84 @@
+"""The source protocol: what every folder backend (local directory, Google Drive) provides.
+
+A source lists entries under its root and opens their content. Everything above this layer
+(indexing, sync, organize) talks only to this protocol.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class SourceError(Exception):
+    """A source-level failure with a message fit to show a user."""
+
+
+class SourceAuthError(SourceError):
+    """Credentials were revoked or lack permission: the user must reconnect."""
+
+
+class SourceNotFoundError(SourceError):
+    """The folder (or a file) no longer exists at the source."""
+
+
+class SourceTransientError(SourceError):
+    """Rate limit or server error that outlived our retries; try again later."""
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One file under a source root.
+
+    ``path`` is relative to the root with forward slashes (``inbox/W2_2024.pdf``).
+    ``checksum`` is a content hash or a source version string: anything that changes when the
+    content changes, so sync never relies on modified time alone.
+    """
+
+    external_id: str
+    path: str
+    name: str
+    mime_type: str
+    size: int
+    checksum: str
+    modified_time: dt.datetime
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Something under the root that was not listed, and why (unreadable, escaping symlink)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """Changes since a cursor: entries added or modified, external ids removed, new cursor."""
+
+    upserted: list[SourceEntry]
+    removed_ids: list[str]
+    cursor: str
+
+
+class Source(Protocol):
+    """A folder backend."""
+
+    def list_entries(self) -> Iterator[SourceEntry]:
+        """Every file under the root, recursively."""
+        ...
+
+    def problems(self) -> list[SourceProblem]:
+        """Problems met by the last ``list_entries`` run."""
+        ...
+
+    def read_bytes(self, entry: SourceEntry) -> tuple[bytes, str]:
+        """The content to index and its mime type (exports may change the type)."""
+        ...
+
+    def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
+        """Move/rename a file inside the root; returns the updated entry."""
+        ...

@@ -1,0 +1,23 @@
+"""Drive mime types shared by the source and the emulator."""
+
+from __future__ import annotations
+
+GOOGLE_APPS_PREFIX = "application/vnd.google-apps."
+FOLDER = "application/vnd.google-apps.folder"
+SHORTCUT = "application/vnd.google-apps.shortcut"
+DOCUMENT = "application/vnd.google-apps.document"
+SPREADSHEET = "application/vnd.google-apps.spreadsheet"
+PRESENTATION = "application/vnd.google-apps.presentation"
+
+# Export formats to request, best first. Markdown keeps headings, which chunking uses; Drive
+# added it later than plain text, so plain text is the fallback when a conversion is refused.
+EXPORT_FORMATS: dict[str, tuple[str, ...]] = {
+    DOCUMENT: ("text/markdown", "text/plain"),
+    SPREADSHEET: ("text/csv",),
+    PRESENTATION: ("text/plain",),
+}
+
+
+def is_google_native(mime_type: str) -> bool:
+    """Docs Editors files, folders, shortcuts, forms...: no binary content to download."""
+    return mime_type.startswith(GOOGLE_APPS_PREFIX)

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from apps.library.models import Chunk, File, Folder, IndexingJob, SyncLog
+from apps.library.services import folder_index_enqueue, folder_sync_enqueue
+
+
+@admin.register(Folder)
+class FolderAdmin(admin.ModelAdmin[Folder]):
+    list_display = ["name", "owner", "source", "status", "files_indexed", "files_total", "last_synced_at"]
+    list_filter = ["source", "status"]
+    search_fields = ["name", "external_id", "owner__username"]
+    readonly_fields = ["files_total", "files_indexed", "last_synced_at", "sync_cursor", "sync_started_at",
+                       "last_full_listing_at", "created_at", "updated_at"]
+    actions = ["reindex", "sync_now"]
+
+    @admin.action(description="Re-index selected folders")
+    def reindex(self, request: HttpRequest, queryset: QuerySet[Folder]) -> None:
+        for folder in queryset:
+            folder_index_enqueue(folder=folder)
+        self.message_user(request, f"Queued indexing of {queryset.count()} folder(s).", messages.SUCCESS)
+
+    @admin.action(description="Sync selected folders now")
+    def sync_now(self, request: HttpRequest, queryset: QuerySet[Folder]) -> None:
+        for folder in queryset:
+            folder_sync_enqueue(folder=folder)
+        self.message_user(request, f"Queued sync of {queryset.count()} folder(s).", messages.SUCCESS)
+
+
+@admin.register(File)
+class FileAdmin(admin.ModelAdmin[File]):
+    list_display = ["path", "folder", "mime_type", "size", "status", "chunk_count", "indexed_at"]
+    list_filter = ["status", "mime_type"]
+    search_fields = ["path", "name", "external_id"]
+    list_select_related = ["folder"]
+    exclude = ["embedding"]
+    readonly_fields = ["checksum", "indexed_checksum", "indexed_at", "chunk_count", "preview", "digest", "error",
+                       "created_at", "updated_at"]
+    actions = ["reindex"]
+
+    @admin.action(description="Re-index selected files")
+    def reindex(self, request: HttpRequest, queryset: QuerySet[File]) -> None:
+        from workers.indexing import index_file
+
+        ids = list(queryset.values_list("pk", flat=True))
+        for file_id in ids:
+            index_file.delay(file_id)
+        self.message_user(request, f"Queued re-indexing of {len(ids)} file(s).", messages.SUCCESS)
+
+
+@admin.register(Chunk)
+class ChunkAdmin(admin.ModelAdmin[Chunk]):
+    list_display = ["file", "chunk_index", "token_count"]
+    search_fields = ["text"]
+    raw_id_fields = ["file", "folder"]
+    exclude = ["embedding"]
+    readonly_fields = ["location", "token_count"]
+
+
+@admin.register(IndexingJob)
+class IndexingJobAdmin(admin.ModelAdmin[IndexingJob]):
+    list_display = ["kind", "folder", "file", "status", "attempts", "started_at", "finished_at"]
+    list_filter = ["kind", "status"]
+    raw_id_fields = ["folder", "file"]
+    readonly_fields = ["celery_task_id", "attempts", "error", "started_at", "finished_at"]
+
+
+@admin.register(SyncLog)
+class SyncLogAdmin(admin.ModelAdmin[SyncLog]):
+    list_display = ["folder", "mode", "summary", "api_calls", "duration_ms", "created_at"]
+    list_filter = ["mode"]
+    raw_id_fields = ["folder"]

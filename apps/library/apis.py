@@ -1,0 +1,132 @@
+"""REST endpoints for folders and files. Views validate, call a service or selector, serialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api import ApplicationError
+from apps.library import selectors, services
+from apps.library.models import File, FileStatus, Folder, SourceKind
+
+
+def _folder_or_404(request: Request, folder_id: int) -> Folder:
+    folder = selectors.folder_get(user=request.user, folder_id=folder_id)
+    if folder is None:
+        raise Http404("Folder not found.")
+    return folder
+
+
+class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
+    class Meta:
+        model = Folder
+        fields = [
+            "id", "name", "source", "external_id", "status", "files_total", "files_indexed",
+            "last_synced_at", "sync_interval_seconds", "last_error", "created_at",
+        ]
+
+
+class FileOutputSerializer(serializers.ModelSerializer[File]):
+    class Meta:
+        model = File
+        fields = [
+            "id", "folder_id", "path", "name", "mime_type", "size", "modified_time", "status", "error",
+            "chunk_count", "indexed_at", "digest",
+        ]
+
+
+class FolderCollectionApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        source = serializers.ChoiceField(choices=SourceKind.choices)
+        path = serializers.CharField(required=False, max_length=1024, help_text="Local directory (source=local)")
+        drive_folder_id = serializers.CharField(required=False, max_length=256, help_text="source=drive")
+        name = serializers.CharField(required=False, max_length=255, allow_blank=True)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs["source"] == SourceKind.LOCAL and not attrs.get("path"):
+                raise serializers.ValidationError({"path": "Required for a local folder."})
+            if attrs["source"] == SourceKind.DRIVE and not attrs.get("drive_folder_id"):
+                raise serializers.ValidationError({"drive_folder_id": "Required for a Drive folder."})
+            return attrs
+
+    @extend_schema(responses={200: FolderOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(selectors.folder_list(user=request.user), request, view=self)
+        return paginator.get_paginated_response(FolderOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: FolderOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        folder = services.folder_create(
+            owner=request.user,  # type: ignore[arg-type]
+            source=values["source"],
+            external_id=values.get("path") or values.get("drive_folder_id", ""),
+            name=values.get("name", ""),
+        )
+        folder.refresh_from_db()
+        return Response(FolderOutputSerializer(folder).data, status=status.HTTP_201_CREATED)
+
+
+class FolderDetailApi(APIView):
+    @extend_schema(responses={200: FolderOutputSerializer})
+    def get(self, request: Request, folder_id: int) -> Response:
+        return Response(FolderOutputSerializer(_folder_or_404(request, folder_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, folder_id: int) -> Response:
+        services.folder_delete(folder=_folder_or_404(request, folder_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FolderFilesApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=FileStatus.choices, required=False)
+        path_prefix = serializers.CharField(required=False, max_length=1024)
+
+    @extend_schema(parameters=[FilterSerializer], responses={200: FileOutputSerializer(many=True)})
+    def get(self, request: Request, folder_id: int) -> Response:
+        folder = _folder_or_404(request, folder_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        files = selectors.file_list(folder=folder, **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(files, request, view=self)
+        return paginator.get_paginated_response(FileOutputSerializer(page, many=True).data)
+
+
+class FolderReindexApi(APIView):
+    @extend_schema(request=None, responses={202: FolderOutputSerializer})
+    def post(self, request: Request, folder_id: int) -> Response:
+        folder = _folder_or_404(request, folder_id)
+        services.folder_index_enqueue(folder=folder)
+        folder.refresh_from_db()
+        return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FolderSyncApi(APIView):
+    @extend_schema(request=None, responses={202: FolderOutputSerializer})
+    def post(self, request: Request, folder_id: int) -> Response:
+        folder = _folder_or_404(request, folder_id)
+        if folder.status == "needs_reauth":
+            raise ApplicationError("Reconnect Google Drive before syncing this folder.")
+        services.folder_sync_enqueue(folder=folder)
+        return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FileDetailApi(APIView):
+    @extend_schema(responses={200: FileOutputSerializer})
+    def get(self, request: Request, file_id: int) -> Response:
+        file = selectors.file_get(user=request.user, file_id=file_id)
+        if file is None:
+            raise Http404("File not found.")
+        return Response(FileOutputSerializer(file).data)

@@ -1,0 +1,155 @@
+"""Folders, their files, the searchable chunks, and the jobs that index them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from pgvector.django import VectorField
+
+from apps.core.models import TimestampedModel
+
+
+class SourceKind(models.TextChoices):
+    LOCAL = "local", "Local directory"
+    DRIVE = "drive", "Google Drive"
+
+
+class FolderStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    INDEXING = "indexing", "Indexing"
+    READY = "ready", "Ready"
+    SYNCING = "syncing", "Syncing"
+    NEEDS_REAUTH = "needs_reauth", "Needs re-authorisation"
+    ERROR = "error", "Error"
+
+
+class Folder(TimestampedModel):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="folders")
+    source = models.CharField(max_length=16, choices=SourceKind.choices)
+    external_id = models.CharField(max_length=1024, help_text="Drive folder id or local path.")
+    name = models.CharField(max_length=255)
+    status = models.CharField(max_length=16, choices=FolderStatus.choices, default=FolderStatus.PENDING)
+    files_total = models.PositiveIntegerField(default=0)
+    files_indexed = models.PositiveIntegerField(default=0)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+    last_full_listing_at = models.DateTimeField(null=True, blank=True)
+    sync_cursor = models.CharField(max_length=512, blank=True, help_text="Drive changes page token.")
+    sync_interval_seconds = models.PositiveIntegerField(default=3600)
+    # Set while a sync runs; a conditional UPDATE claims it so one folder never syncs twice.
+    sync_started_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "source", "external_id"], name="folder_unique_per_owner_source")
+        ]
+        indexes = [models.Index(fields=["last_synced_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.source})"
+
+
+class FileStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    INDEXING = "indexing", "Indexing"
+    INDEXED = "indexed", "Indexed"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+
+
+class File(TimestampedModel):
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="files")
+    external_id = models.CharField(max_length=1024)
+    path = models.CharField(max_length=1024, help_text="Relative to the folder root, e.g. inbox/W2_2024.pdf")
+    name = models.CharField(max_length=255)
+    mime_type = models.CharField(max_length=255, blank=True)
+    size = models.BigIntegerField(default=0)
+    checksum = models.CharField(max_length=128, blank=True)
+    modified_time = models.DateTimeField(null=True, blank=True)
+    preview = models.TextField(blank=True)
+    digest = models.TextField(blank=True, help_text="Short summary of the content.")
+    embedding = VectorField(dimensions=384, null=True, blank=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+    status = models.CharField(max_length=16, choices=FileStatus.choices, default=FileStatus.PENDING)
+    error = models.TextField(blank=True)
+    indexed_checksum = models.CharField(max_length=128, blank=True, help_text="Checksum of the indexed content.")
+    indexed_at = models.DateTimeField(null=True, blank=True)
+    chunk_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["folder", "external_id"], name="file_unique_external_id"),
+        ]
+        indexes = [
+            models.Index(fields=["folder", "path"]),
+            models.Index(fields=["folder", "status"]),
+            models.Index(fields=["folder", "modified_time"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class Chunk(models.Model):
+    # Chunks are written in bulk (COPY) and never updated one by one: no timestamps.
+    file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="chunks")
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="+", db_index=False)
+    chunk_index = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=384, null=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+    location = models.JSONField(default=dict, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["file", "chunk_index"], name="chunk_unique_index")]
+        # HNSW, GIN and folder btree indexes are built CONCURRENTLY in migrations.
+
+    def __str__(self) -> str:
+        return f"{self.file_id}#{self.chunk_index}"
+
+
+class JobKind(models.TextChoices):
+    INDEX_FILE = "index_file", "Index file"
+    INDEX_FOLDER = "index_folder", "Index folder"
+    SYNC = "sync", "Sync"
+    BACKFILL = "backfill", "Backfill"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class IndexingJob(TimestampedModel):
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="jobs")
+    file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="jobs", null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    celery_task_id = models.CharField(max_length=255, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["folder", "status"])]
+
+
+class SyncLog(TimestampedModel):
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="sync_logs")
+    mode = models.CharField(max_length=16, help_text="changes | full")
+    added = models.PositiveIntegerField(default=0)
+    modified = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)
+    moved = models.PositiveIntegerField(default=0)
+    api_calls = models.PositiveIntegerField(default=0)
+    duration_ms = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    @property
+    def summary(self) -> str:
+        return f"+{self.added} ~{self.modified} -{self.deleted}"

@@ -1,0 +1,76 @@
+"""Writes of folders: creating, deleting and queueing their indexing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from apps.core.api import ApplicationError, ConflictError
+from apps.library.models import Folder, FolderStatus, SourceKind
+
+
+def local_path_resolve(*, path: str) -> Path:
+    """The real path of a local folder, refused unless it lies under a configured root."""
+    if "\x00" in path:
+        raise ApplicationError("The path contains a NUL byte.")
+    candidate = Path(path).expanduser()
+    if not candidate.is_absolute():
+        raise ApplicationError("The path must be absolute.")
+    resolved = candidate.resolve()
+    roots = [Path(root).resolve() for root in settings.LOCAL_FOLDER_ROOTS]
+    if not any(resolved == root or root in resolved.parents for root in roots):
+        raise ApplicationError(
+            "The path is outside the allowed local roots.", extra={"allowed_roots": [str(r) for r in roots]}
+        )
+    if not resolved.is_dir():
+        raise ApplicationError("The path is not an existing directory.")
+    return resolved
+
+
+def folder_create(
+    *, owner: AbstractBaseUser, source: str, external_id: str, name: str = "", start_indexing: bool = True
+) -> Folder:
+    if source == SourceKind.LOCAL:
+        external_id = str(local_path_resolve(path=external_id))
+        name = name or Path(external_id).name
+    elif source == SourceKind.DRIVE:
+        if not external_id.strip():
+            raise ApplicationError("A Drive folder id is required.")
+        name = name or external_id
+    else:
+        raise ApplicationError(f"Unknown source {source!r}.")
+    try:
+        with transaction.atomic():
+            folder = Folder.objects.create(
+                owner=owner,
+                source=source,
+                external_id=external_id,
+                name=name[:255],
+                sync_interval_seconds=settings.FOLDER_SYNC_INTERVAL_SECONDS,
+            )
+    except IntegrityError as exc:
+        raise ConflictError("This folder is already connected.") from exc
+    if start_indexing:
+        folder_index_enqueue(folder=folder)
+    return folder
+
+
+def folder_index_enqueue(*, folder: Folder) -> None:
+    from workers.indexing import index_folder
+
+    Folder.objects.filter(pk=folder.pk).update(status=FolderStatus.INDEXING)
+    transaction.on_commit(lambda: index_folder.delay(folder.pk))
+
+
+def folder_sync_enqueue(*, folder: Folder) -> None:
+    from workers.sync import sync_folder
+
+    transaction.on_commit(lambda: sync_folder.delay(folder.pk))
+
+
+def folder_delete(*, folder: Folder) -> None:
+    # Files and chunks go with it (ON DELETE CASCADE in the ORM).
+    folder.delete()

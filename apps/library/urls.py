@@ -1,0 +1,12 @@
+from django.urls import path
+
+from apps.library import apis
+
+urlpatterns = [
+    path("folders", apis.FolderCollectionApi.as_view(), name="folders"),
+    path("folders/<int:folder_id>", apis.FolderDetailApi.as_view(), name="folder-detail"),
+    path("folders/<int:folder_id>/files", apis.FolderFilesApi.as_view(), name="folder-files"),
+    path("folders/<int:folder_id>/reindex", apis.FolderReindexApi.as_view(), name="folder-reindex"),
+    path("folders/<int:folder_id>/sync", apis.FolderSyncApi.as_view(), name="folder-sync"),
+    path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
+]

@@ -1,0 +1,195 @@
+"""Anthropic Messages API adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anthropic
+import httpx
+from anthropic.types import ContentBlockParam, MessageParam, ToolParam
+from anthropic.types import Message as AnthropicMessage
+from anthropic.types import Usage as AnthropicUsage
+
+from apps.llm.base import (
+    LLMError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    RetryPolicy,
+    StreamGuard,
+    call_with_retry,
+    error_from_status,
+)
+from apps.llm.types import (
+    LLMResponse,
+    Message,
+    Role,
+    StopReason,
+    TextCallback,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+_STOP_REASONS = {"tool_use": StopReason.TOOL_USE, "max_tokens": StopReason.MAX_TOKENS}
+_STREAM_ERROR_STATUS = {"rate_limit_error": 429, "overloaded_error": 529, "api_error": 500}
+
+
+class AnthropicProvider:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_seconds: float = 60.0,
+        retry_policy: RetryPolicy | None = None,
+        max_tokens: int = 1024,
+        temperature: float = 0.2,
+    ) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.retry_policy = retry_policy or RetryPolicy()
+        # max_retries=0: call_with_retry is the single place that retries, with our backoff.
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0
+        )
+
+    def complete(
+        self,
+        *,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_text: TextCallback | None = None,
+    ) -> LLMResponse:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_anthropic_messages(messages),
+            "max_tokens": max_tokens or self.max_tokens,
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+        # Anthropic takes the system prompt as a parameter, never as a turn.
+        system_text = "\n\n".join(
+            [system or ""] + [message.content for message in messages if message.role is Role.SYSTEM]
+        ).strip()
+        if system_text:
+            request["system"] = system_text
+        if tools:
+            request["tools"] = [to_anthropic_tool(tool) for tool in tools]
+        guard = StreamGuard(on_text)
+
+        def attempt() -> LLMResponse:
+            try:
+                if on_text is None:
+                    return from_anthropic_message(self._client.messages.create(**request))
+                # The SDK's stream helper accumulates text and input_json_delta fragments into the
+                # same Message a non-streaming call returns, so one parser serves both paths.
+                with self._client.messages.stream(**request) as stream:
+                    for event in stream:
+                        if event.type == "text":
+                            guard(TextDelta(text=event.text))
+                    return from_anthropic_message(stream.get_final_message())
+            except (anthropic.AnthropicError, httpx.HTTPError) as exc:
+                raise guard.seal(map_anthropic_error(exc)) from exc
+
+        return call_with_retry(attempt, policy=self.retry_policy)
+
+
+def to_anthropic_tool(tool: ToolSpec) -> ToolParam:
+    return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> list[MessageParam]:
+    """Turns become content blocks; consecutive turns of one role merge into one message.
+
+    The API wants strict user/assistant alternation, and all results of one assistant turn's
+    tool calls together in the next user message.
+    """
+    converted: list[MessageParam] = []
+    for message in messages:
+        if message.role is Role.SYSTEM:
+            continue
+        role: Literal["user", "assistant"] = "assistant" if message.role is Role.ASSISTANT else "user"
+        blocks = _content_blocks(message)
+        if not blocks:
+            continue
+        if converted and converted[-1]["role"] == role:
+            previous = converted[-1]["content"]
+            assert isinstance(previous, list)  # we only ever build block lists
+            previous.extend(blocks)
+        else:
+            converted.append({"role": role, "content": blocks})
+    return converted
+
+
+def _content_blocks(message: Message) -> list[ContentBlockParam]:
+    if message.role is Role.TOOL:
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.content,
+                "is_error": message.is_error,
+            }
+        ]
+    # The API rejects empty text blocks, which an assistant turn with only tool calls would give.
+    blocks: list[ContentBlockParam] = [{"type": "text", "text": message.content}] if message.content else []
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}
+        for call in message.tool_calls
+    )
+    return blocks
+
+
+def from_anthropic_message(message: AnthropicMessage) -> LLMResponse:
+    text = "".join(block.text for block in message.content if block.type == "text")
+    tool_calls = tuple(
+        ToolCall(id=block.id, name=block.name, arguments=dict(block.input))
+        for block in message.content
+        if block.type == "tool_use"
+    )
+    stop_reason = _STOP_REASONS.get(message.stop_reason or "", StopReason.END_TURN)
+    return LLMResponse(
+        text=text,
+        tool_calls=tool_calls,
+        stop_reason=StopReason.TOOL_USE if tool_calls else stop_reason,
+        usage=_usage(message.usage),
+        model=message.model,
+    )
+
+
+def _usage(usage: AnthropicUsage) -> Usage:
+    # Cached prompt tokens are reported apart from input_tokens but are still input we sent.
+    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
+    return Usage(input_tokens=usage.input_tokens + cached, output_tokens=usage.output_tokens)
+
+
+def map_anthropic_error(exc: Exception) -> LLMError:
+    if isinstance(exc, (anthropic.APITimeoutError, httpx.TimeoutException)):
+        return LLMTimeoutError(f"Anthropic request timed out: {exc}")
+    if isinstance(exc, anthropic.APIStatusError):
+        status_code: int | None = exc.status_code
+        if exc.status_code < 400:
+            # An error event inside a 200 stream keeps the 200; its body's type tells what went wrong.
+            status_code = _STREAM_ERROR_STATUS.get(_body_error_type(exc.body))
+        if status_code is None:
+            return LLMError(f"Anthropic: {exc.message}")
+        return error_from_status(
+            status_code=status_code, message=f"Anthropic: {exc.message}", headers=exc.response.headers
+        )
+    if isinstance(exc, (anthropic.APIConnectionError, httpx.TransportError)):
+        return LLMUnavailableError(f"Anthropic unreachable: {exc}")
+    return LLMError(f"Anthropic: {exc}")
+
+
+def _body_error_type(body: object) -> str:
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            return str(error.get("type", ""))
+    return ""

@@ -1,0 +1,166 @@
+"""The provider protocol, its typed errors, and the one retry loop every network provider uses."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Protocol, TypeVar
+
+from apps.llm.types import LLMResponse, Message, TextCallback, TextDelta, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class LLMProvider(Protocol):
+    model: str
+
+    def complete(
+        self,
+        *,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_text: TextCallback | None = None,
+    ) -> LLMResponse:
+        """One model turn. With `on_text` the provider streams and calls it for each text delta."""
+        ...
+
+
+class LLMError(Exception):
+    """Any provider failure. `retryable` says whether the same request may succeed later."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class LLMRateLimitError(LLMError):
+    retryable = True
+
+    def __init__(
+        self, message: str, *, status_code: int | None = 429, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status_code=status_code)
+        self.retry_after = retry_after
+
+
+class LLMUnavailableError(LLMError):
+    """5xx, 529 overloaded, or no connection: the service, not the request, is at fault."""
+
+    retryable = True
+
+
+class LLMTimeoutError(LLMError):
+    """Not retried: every call already waited its full timeout, and the agent has a total budget."""
+
+
+class LLMBadResponseError(LLMError):
+    """The service answered, but with something we cannot use (malformed tool arguments, no content)."""
+
+
+def error_from_status(
+    *, status_code: int, message: str, headers: Mapping[str, str] | None = None
+) -> LLMError:
+    if status_code == 429:
+        return LLMRateLimitError(message, retry_after=parse_retry_after(headers or {}))
+    if status_code == 408:
+        return LLMTimeoutError(message, status_code=status_code)
+    if status_code >= 500:
+        return LLMUnavailableError(message, status_code=status_code)
+    return LLMError(message, status_code=status_code)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` (OpenAI) or `retry-after` (seconds or HTTP date)."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    if re.fullmatch(r"\d+(\.\d+)?", lowered.get("retry-after-ms", "")):
+        return float(lowered["retry-after-ms"]) / 1000
+    raw = lowered.get("retry-after", "").strip()
+    if not raw:
+        return None
+    if re.fullmatch(r"\d+(\.\d+)?", raw):
+        return float(raw)
+    try:
+        return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+
+    def delay(self, *, attempt: int, error: LLMError, rand: Callable[[], float]) -> float:
+        """Full jitter over an exponential ceiling, so parallel workers do not retry in lockstep.
+
+        A server-sent retry-after is a floor: retrying earlier is certain to be refused again.
+        """
+        ceiling = min(self.max_delay, self.base_delay * 2**attempt)
+        jittered = ceiling * (0.5 + rand() / 2)
+        if isinstance(error, LLMRateLimitError) and error.retry_after is not None:
+            return min(self.max_delay, max(jittered, error.retry_after))
+        return jittered
+
+
+def call_with_retry(
+    call: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    rand: Callable[[], float] = random.random,
+) -> T:
+    """Run `call`, retrying retryable `LLMError`s up to `policy.max_attempts` attempts in total."""
+    attempt = 0
+    while True:
+        try:
+            return call()
+        except LLMError as error:
+            attempt += 1
+            if not error.retryable or attempt >= policy.max_attempts:
+                raise
+            wait = policy.delay(attempt=attempt - 1, error=error, rand=rand)
+            logger.warning("LLM call failed (%s), retry %d in %.2fs", error, attempt, wait)
+            sleep(wait)
+
+
+class StreamGuard:
+    """Wraps `on_text` to remember whether any delta reached the caller.
+
+    Once text has been shown, a retry would show it twice, so a mid-stream failure must surface.
+    """
+
+    def __init__(self, on_text: TextCallback | None) -> None:
+        self._on_text = on_text
+        self.emitted = False
+
+    def __call__(self, delta: TextDelta) -> None:
+        if self._on_text is not None and delta.text:
+            self.emitted = True
+            self._on_text(delta)
+
+    def seal(self, error: LLMError) -> LLMError:
+        if self.emitted:
+            error.retryable = False
+        return error
+
+
+def stream_text(text: str, on_text: TextCallback) -> None:
+    """Feed a ready answer to `on_text` word by word, as a network stream would arrive."""
+    for piece in re.findall(r"\s*\S+", text):
+        on_text(TextDelta(text=piece))
+    trailing = text[len(text.rstrip()) :]
+    if trailing:
+        on_text(TextDelta(text=trailing))

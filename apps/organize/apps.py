@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OrganizeConfig(AppConfig):
+    name = "apps.organize"
+    label = "organize"

@@ -1,0 +1,21 @@
+import os
+
+from celery import Celery
+
+from workers.queues import TASK_QUEUES, TASK_ROUTES
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("folderchat")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = TASK_QUEUES
+app.conf.task_routes = TASK_ROUTES
+app.conf.task_default_queue = "default"
+app.conf.imports = (
+    "workers.indexing",
+    "workers.backfill",
+    "workers.sync",
+    "workers.organize",
+    "workers.agent",
+    "workers.maintenance",
+)

@@ -1,0 +1,243 @@
+"""One settings module, driven by the environment (see README's configuration table)."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qs, unquote, urlparse
+
+import django_stubs_ext
+
+from config.env import BASE_DIR, env_bool, env_float, env_int, env_list, env_str
+
+# Lets admin.ModelAdmin[Model] and friends be subscripted at runtime, as the type stubs expect.
+django_stubs_ext.monkeypatch()
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = env_bool("DJANGO_DEBUG", True)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_celery_beat",
+    "apps.core",
+    "apps.library",
+    "apps.connectors",
+    "apps.search",
+    "apps.llm",
+    "apps.chat",
+    "apps.organize",
+    "apps.web",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+
+def _database_from_url(url: str) -> dict[str, object]:
+    parsed = urlparse(url)
+    query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": query.pop("host", None) or parsed.hostname or "",
+        "PORT": str(parsed.port or ""),
+        "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 0),
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": query,
+        # Each parallel test session (helpers, CI) may pick its own test database.
+        "TEST": {"NAME": "test_folderchat" + os.environ.get("TEST_DB_SUFFIX", "")},
+    }
+
+
+DATABASE_URL = env_str("DATABASE_URL")
+if not DATABASE_URL:
+    raise RuntimeError(
+        "DATABASE_URL is not set and var/services.env is missing: run `make services` "
+        "(embedded PostgreSQL + Redis) or set DATABASE_URL and REDIS_URL."
+    )
+DATABASES = {"default": _database_from_url(DATABASE_URL)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+LOGIN_URL = "/login/"
+
+# --- Security for production (DEBUG off) ------------------------------------------------------
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+    CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- REST API ---------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {
+        "search": env_str("THROTTLE_SEARCH", "120/min"),
+        "chat": env_str("THROTTLE_CHAT", "30/min"),
+    },
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Folder Chat API",
+    "DESCRIPTION": "Talk to your folders: index, search and chat with citations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 1_000_000)
+
+# --- Celery -----------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 900)
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 840)
+# A task not acked within this window is redelivered; it must exceed the longest task.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Encryption of secrets at rest (OAuth tokens) ---------------------------------------------
+# Comma-separated Fernet keys; the first encrypts, all decrypt (rotation: prepend a new key,
+# run `manage.py rotate_credentials_key`, then drop the old one). Derived from SECRET_KEY when
+# unset, which is fine for development only.
+FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEYS", [])
+
+# --- Folders and indexing ---------------------------------------------------------------------
+LOCAL_FOLDER_ROOTS = env_list("LOCAL_FOLDER_ROOTS", [str(BASE_DIR / "sample_folder"), str(BASE_DIR / "var" / "folders")])
+INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
+INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
+CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
+CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
+EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash
+EMBEDDING_DIMENSIONS = 384
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
+BACKFILL_BATCH_SIZE = env_int("BACKFILL_BATCH_SIZE", 2000)
+FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
+FOLDER_FULL_PRUNE_INTERVAL_SECONDS = env_int("FOLDER_FULL_PRUNE_INTERVAL_SECONDS", 86400)
+
+# --- Google Drive -----------------------------------------------------------------------------
+GOOGLE_OAUTH_CLIENT_ID = env_str("GOOGLE_OAUTH_CLIENT_ID")
+GOOGLE_OAUTH_CLIENT_SECRET = env_str("GOOGLE_OAUTH_CLIENT_SECRET")
+GOOGLE_OAUTH_REDIRECT_URI = env_str("GOOGLE_OAUTH_REDIRECT_URI", "http://127.0.0.1:8000/api/drive/callback")
+GOOGLE_SERVICE_ACCOUNT_FILE = env_str("GOOGLE_SERVICE_ACCOUNT_FILE")
+# Points the real Google client at the Drive emulator (tests, demos).
+DRIVE_API_ENDPOINT = env_str("DRIVE_API_ENDPOINT")
+DRIVE_MAX_RETRIES = env_int("DRIVE_MAX_RETRIES", 5)
+
+# --- Search -----------------------------------------------------------------------------------
+SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60)
+SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
+
+# --- LLM providers (per role: router, agent, answer) ------------------------------------------
+LLM_PROVIDER = env_str("LLM_PROVIDER", "extractive")  # extractive | openai | anthropic | scripted
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
+ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
+LLM_MODELS = {
+    "router": env_str("LLM_MODEL_ROUTER", "gpt-4o-mini"),
+    "agent": env_str("LLM_MODEL_AGENT", "gpt-4o"),
+    "answer": env_str("LLM_MODEL_ANSWER", "gpt-4o"),
+}
+LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
+LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.2)
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 4)
+
+# --- Agent ------------------------------------------------------------------------------------
+AGENT_MAX_ITERATIONS = env_int("AGENT_MAX_ITERATIONS", 6)
+AGENT_TOTAL_TIMEOUT_SECONDS = env_float("AGENT_TOTAL_TIMEOUT_SECONDS", 60.0)
+AGENT_TOOL_TIMEOUT_SECONDS = env_float("AGENT_TOOL_TIMEOUT_SECONDS", 15.0)
+WEBHOOK_TOOL_ALLOWED_HOSTS = env_list("WEBHOOK_TOOL_ALLOWED_HOSTS", [])
+
+# --- Events -----------------------------------------------------------------------------------
+EVENT_LOG_MAX_EVENTS = env_int("EVENT_LOG_MAX_EVENTS", 2000)
+EVENT_LOG_TTL_SECONDS = env_int("EVENT_LOG_TTL_SECONDS", 3600)
+SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
+
+# --- Logging ----------------------------------------------------------------------------------
+LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "apps.core.logging.JsonFormatter"},
+    },
+    "filters": {"redact": {"()": "apps.core.logging.RedactSecretsFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["redact"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,16 @@
+"""Settings for the test suite: the same real services, isolated and fast."""
+
+import os
+
+from config.settings import *  # noqa: F403
+from config.settings import REDIS_URL
+
+# Each test session uses its own Redis database so its queues never mix with a running
+# `make run` stack or another session's.
+REDIS_URL = f"{REDIS_URL.rsplit('/', 1)[0]}/{os.environ.get('TEST_REDIS_DB', '1')}"
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+# Unit tests use the hash embedder and deterministic providers; tests that need the local
+# model ask for it explicitly.
+EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "hash")
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

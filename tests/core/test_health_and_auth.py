@@ -1,0 +1,55 @@
+import pytest
+from rest_framework.authtoken.models import Token
+
+pytestmark = pytest.mark.django_db
+
+
+def test_healthz_reports_database_and_redis(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
+
+
+def test_healthz_is_503_when_redis_is_unreachable(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["redis"].startswith("error")
+
+
+def test_token_obtain_and_use(api_client, user):
+    response = api_client.post("/api/auth/token", {"username": "alice", "password": "alice-password"}, format="json")
+    assert response.status_code == 200
+    token = response.json()["token"]
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert api_client.get("/api/folders").status_code == 200
+
+
+def test_token_obtain_rejects_wrong_password_with_message(api_client, user):
+    response = api_client.post("/api/auth/token", {"username": "alice", "password": "nope"}, format="json")
+    assert response.status_code == 401
+    assert "Invalid username or password" in response.json()["detail"]
+
+
+def test_token_obtain_rejects_malformed_body(api_client):
+    response = api_client.post("/api/auth/token", {"username": ""}, format="json")
+    assert response.status_code == 400
+    assert set(response.json()["errors"]) == {"username", "password"}
+
+
+def test_revoked_token_no_longer_authenticates(api_client, user):
+    token = Token.objects.create(user=user)
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert api_client.post("/api/auth/token/revoke").status_code == 204
+    assert api_client.get("/api/folders").status_code == 401
+
+
+def test_anonymous_requests_are_refused(api_client):
+    assert api_client.get("/api/folders").status_code == 401
+
+
+def test_openapi_schema_and_docs_are_served(client):
+    schema = client.get("/api/schema")
+    assert schema.status_code == 200
+    assert b"/api/folders" in schema.content
+    assert client.get("/api/docs").status_code == 200

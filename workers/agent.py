@@ -1,0 +1,1 @@
+"""Celery tasks for the agent queue: thin wrappers that load by id and call a service."""

@@ -1,0 +1,20 @@
+"""Every periodic task, in one place. `manage.py install_beat_schedule` writes these into
+django-celery-beat's tables (where operators can then change them in admin)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PeriodicEntry:
+    name: str
+    task: str
+    every_seconds: int
+
+
+BEAT_SCHEDULE = [
+    PeriodicEntry("Sync folders past their interval", "workers.sync.sync_due_folders", 60),
+    PeriodicEntry("Backfill NULL search vectors (safety net)", "workers.backfill.backfill_search_vectors", 300),
+    PeriodicEntry("Expire stale organization suggestions", "workers.organize.expire_suggestions", 3600),
+]

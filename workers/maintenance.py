@@ -1,0 +1,18 @@
+"""Small periodic and diagnostic tasks on the default queue."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from workers.options import RELIABLE
+
+
+@shared_task(name="workers.maintenance.ping", **RELIABLE, time_limit=10)
+def ping(payload: str) -> str:
+    """Round-trip check used by health tooling and the worker end-to-end test."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::text", [payload])
+        (echoed,) = cursor.fetchone()  # type: ignore[misc]
+    return f"pong:{echoed}"
