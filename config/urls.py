@@ -11,4 +11,8 @@ urlpatterns = [
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("apps.core.urls")),
     path("api/", include("apps.library.urls")),
+    path("api/", include("apps.search.urls")),
+    path("api/", include("apps.chat.urls")),
+    path("api/", include("apps.connectors.urls")),
+    path("api/", include("apps.organize.urls")),
 ]

@@ -17,6 +17,7 @@ from typing import Any
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, Fault, FaultKind, not_found
+from apps.connectors.drive.emulator_query import Predicate
 
 
 def _now() -> str:
@@ -180,9 +181,17 @@ class DriveState:
                 raise not_found(file_id)
             return item
 
-    def items(self) -> list[DriveItem]:
+    def search(self, predicate: Predicate, *, all_drives: bool, drive_id: str | None) -> list[dict[str, Any]]:
+        """Resources of the items matching ``q``, in creation order (Drive's order is unspecified)."""
         with self._lock:
-            return [item for item in self._items.values() if item.id != self.MY_DRIVE_ID]
+            return [
+                self._resource(item)
+                for item in self._items.values()
+                if item.id != self.MY_DRIVE_ID
+                and (all_drives or not item.drive_id)
+                and drive_id in (None, item.drive_id)
+                and predicate(item)
+            ]
 
     def create(self, *, name: str, mime_type: str, parent_id: str) -> DriveItem:
         with self._lock:
@@ -208,6 +217,10 @@ class DriveState:
 
     def resource(self, item: DriveItem) -> dict[str, Any]:
         """The full Drive v3 ``File`` resource; callers apply the fields mask."""
+        with self._lock:
+            return self._resource(item)
+
+    def _resource(self, item: DriveItem) -> dict[str, Any]:
         resource: dict[str, Any] = {
             "kind": "drive#file",
             "id": item.id,
@@ -274,7 +287,7 @@ class DriveState:
             "removed": item is None,
         }
         if item is not None:
-            change["file"] = self.resource(item)
+            change["file"] = self._resource(item)
             if item.drive_id:
                 change["driveId"] = item.drive_id
         return change

@@ -1,0 +1,229 @@
+"""The Drive v3 endpoints the emulator serves, as plain functions of (state, request) -> reply.
+
+Paths are those the client builds from the static discovery document: it replaces rootUrl +
+servicePath (``https://www.googleapis.com/drive/v3/``) with ``api_endpoint`` wholesale, so the
+emulator's api_endpoint is ``http://host:port/drive/v3/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from apps.connectors.drive import mimes
+from apps.connectors.drive.emulator_errors import ApiError, bad_request
+from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse_query
+from apps.connectors.drive.emulator_state import DriveState
+
+API_PREFIX = "/drive/v3"
+TOKEN_PATH = "/token"
+JSON = "application/json; charset=UTF-8"
+
+# What Drive returns when no ``fields`` parameter is given: a deliberately thin file resource.
+_DEFAULT_FILE = "kind,id,name,mimeType"
+_DEFAULT_FIELDS = {
+    "files.list": f"kind,incompleteSearch,nextPageToken,files({_DEFAULT_FILE})",
+    "files.get": _DEFAULT_FILE,
+    "files.create": _DEFAULT_FILE,
+    "files.update": _DEFAULT_FILE,
+    "changes.list": (
+        "kind,nextPageToken,newStartPageToken,"
+        f"changes(kind,changeType,time,removed,fileId,driveId,file({_DEFAULT_FILE}))"
+    ),
+}
+
+_access_tokens = itertools.count(1)
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    params: dict[str, str]
+    body: bytes = b""
+
+
+@dataclass
+class Reply:
+    body: bytes
+    content_type: str = JSON
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def handle(state: DriveState, request: Request) -> Reply:
+    endpoint, file_id, view = _route(request)
+    file_ids = {file_id} if file_id else set()
+    if endpoint == "files.list":
+        file_ids |= parse_query(request.params.get("q", "")).parent_ids
+    state.count_call(endpoint, file_ids)
+    return view(state, request, file_id or "")
+
+
+def _route(request: Request) -> tuple[str, str | None, _View]:
+    if request.method == "POST" and request.path == TOKEN_PATH:
+        return "oauth.token", None, _token
+    path = request.path.removeprefix(API_PREFIX)
+    if path == request.path:
+        raise ApiError(404, "notFound", f"No such endpoint: {request.path}")
+    for method, pattern, endpoint, view in _ROUTES:
+        match = re.fullmatch(pattern, path)
+        if match and method == request.method:
+            file_id = match.groupdict().get("id")
+            if endpoint == "files.get" and request.params.get("alt") == "media":
+                return "files.download", file_id, _download
+            return endpoint, file_id, view
+    raise ApiError(404, "notFound", f"No such endpoint: {request.method} {request.path}")
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.params.get(name, "false").lower() == "true"
+
+
+def _all_drives(request: Request) -> bool:
+    return _flag(request, "supportsAllDrives") and _flag(request, "includeItemsFromAllDrives")
+
+
+def _json(endpoint: str, request: Request, payload: dict[str, Any]) -> Reply:
+    mask = parse_fields(request.params.get("fields") or _DEFAULT_FIELDS[endpoint])
+    return Reply(body=json.dumps(apply_mask(payload, mask)).encode())
+
+
+def _int_param(request: Request, name: str, default: int, *, maximum: int) -> int:
+    raw = request.params.get(name) or str(default)
+    if not raw.isdigit():
+        raise bad_request(f"Invalid value for {name}: {raw}", reason="invalid")
+    return max(1, min(int(raw), maximum))
+
+
+def _list_files(state: DriveState, request: Request, _: str) -> Reply:
+    query = parse_query(request.params.get("q", ""))
+    all_drives = _all_drives(request)
+    for parent_id in query.parent_ids:
+        state.item(parent_id, all_drives=all_drives)  # Drive answers 404 for an unknown parent
+    drive_id = request.params.get("driveId") if request.params.get("corpora") == "drive" else None
+    found = state.search(query.predicate, all_drives=all_drives, drive_id=drive_id)
+    page_size = _int_param(request, "pageSize", 100, maximum=1000)
+    offset = _int_param(request, "pageToken", 1, maximum=len(found) + 1) - 1
+    payload: dict[str, Any] = {
+        "kind": "drive#fileList",
+        "incompleteSearch": False,
+        "files": found[offset : offset + page_size],
+    }
+    if offset + page_size < len(found):
+        payload["nextPageToken"] = str(offset + page_size + 1)
+    return _json("files.list", request, payload)
+
+
+def _get_file(state: DriveState, request: Request, file_id: str) -> Reply:
+    item = state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    return _json("files.get", request, state.resource(item))
+
+
+def _download(state: DriveState, request: Request, file_id: str) -> Reply:
+    item = state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    if mimes.is_google_native(item.mime_type):
+        raise ApiError(
+            403,
+            "fileNotDownloadable",
+            "Only files with binary content can be downloaded. Use Export with Docs Editors files.",
+        )
+    return Reply(body=item.content, content_type=item.mime_type)
+
+
+def _export(state: DriveState, request: Request, file_id: str) -> Reply:
+    item = state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    mime_type = request.params.get("mimeType", "")
+    if not mimes.is_google_native(item.mime_type) or not item.exports:
+        raise ApiError(403, "fileNotExportable", "Export only supports Docs Editors files.")
+    if mime_type not in item.exports:
+        raise bad_request("The requested conversion is not supported.")
+    return Reply(body=item.exports[mime_type], content_type=mime_type)
+
+
+def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        raise bad_request("Invalid JSON payload received.", reason="parseError") from None
+    if not isinstance(body, dict):
+        raise bad_request("Invalid JSON payload received.", reason="parseError")
+    return body
+
+
+def _id_list(request: Request, name: str) -> list[str]:
+    return [value for value in request.params.get(name, "").split(",") if value]
+
+
+def _update_file(state: DriveState, request: Request, file_id: str) -> Reply:
+    state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    name = _body(request).get("name")
+    item = state.update(
+        file_id,
+        name=name if isinstance(name, str) else None,
+        add_parents=_id_list(request, "addParents"),
+        remove_parents=_id_list(request, "removeParents"),
+    )
+    return _json("files.update", request, state.resource(item))
+
+
+def _create_file(state: DriveState, request: Request, _: str) -> Reply:
+    body = _body(request)
+    parents = body.get("parents") or [DriveState.MY_DRIVE_ID]
+    if not isinstance(body.get("name"), str) or len(parents) != 1:
+        raise bad_request("A file needs a name and exactly one parent.")
+    state.item(parents[0], all_drives=_flag(request, "supportsAllDrives"))
+    item = state.create(
+        name=body["name"], mime_type=body.get("mimeType", "application/octet-stream"), parent_id=parents[0]
+    )
+    return _json("files.create", request, state.resource(item))
+
+
+def _start_page_token(state: DriveState, request: Request, _: str) -> Reply:
+    return Reply(body=json.dumps({"kind": "drive#startPageToken", "startPageToken": state.start_page_token()}).encode())
+
+
+def _list_changes(state: DriveState, request: Request, _: str) -> Reply:
+    token = request.params.get("pageToken")
+    if not token:
+        raise ApiError(400, "required", "Required parameter: pageToken")
+    changes, next_token, new_start = state.changes(
+        token,
+        page_size=_int_param(request, "pageSize", 100, maximum=1000),
+        drive_id=request.params.get("driveId"),
+        all_drives=_all_drives(request),
+    )
+    payload: dict[str, Any] = {"kind": "drive#changeList", "changes": changes}
+    if next_token:
+        payload["nextPageToken"] = next_token
+    if new_start:
+        payload["newStartPageToken"] = new_start
+    return _json("changes.list", request, payload)
+
+
+def _token(state: DriveState, request: Request, _: str) -> Reply:
+    """OAuth refresh: any refresh token works unless the test revoked it."""
+    form = {key: values[-1] for key, values in parse_qs(request.body.decode()).items()}
+    if form.get("grant_type") != "refresh_token" or form.get("refresh_token") in state.revoked_refresh_tokens:
+        error = {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
+        return Reply(body=json.dumps(error).encode(), status=400)
+    token = {"access_token": f"emu-access-{next(_access_tokens)}", "expires_in": 3599, "token_type": "Bearer"}
+    return Reply(body=json.dumps(token).encode())
+
+
+_View = Callable[[DriveState, Request, str], Reply]
+
+_ROUTES: list[tuple[str, str, str, _View]] = [
+    ("GET", r"/files", "files.list", _list_files),
+    ("POST", r"/files", "files.create", _create_file),
+    ("GET", r"/files/(?P<id>[^/]+)/export", "files.export", _export),
+    ("GET", r"/files/(?P<id>[^/]+)", "files.get", _get_file),
+    ("PATCH", r"/files/(?P<id>[^/]+)", "files.update", _update_file),
+    ("GET", r"/changes/startPageToken", "changes.getStartPageToken", _start_page_token),
+    ("GET", r"/changes", "changes.list", _list_changes),
+]

@@ -1,0 +1,35 @@
+"""Typed search inputs and results shared by the API, the chat and the agent tools."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class SearchMode(StrEnum):
+    HYBRID = "hybrid"
+    VECTOR = "vector"
+    KEYWORD = "keyword"
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    path_prefix: str | None = None
+    mime_types: tuple[str, ...] = ()
+    modified_after: dt.datetime | None = None
+    modified_before: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: int
+    file_id: int
+    file_name: str
+    path: str
+    text: str
+    location: dict[str, Any] = field(default_factory=dict)
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    score: float = 0.0
