@@ -57,7 +57,8 @@ def _database_url_of_current_connection() -> str:
     host = params["HOST"] or "127.0.0.1"
     if host.startswith("/"):
         return f"postgresql://{quote(params['USER'])}:@/{params['NAME']}?host={host}"
-    return f"postgresql://{quote(params['USER'])}:{quote(params['PASSWORD'])}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
+    credentials = f"{quote(params['USER'])}:{quote(params['PASSWORD'])}"
+    return f"postgresql://{credentials}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
 
 
 @pytest.fixture
@@ -78,10 +79,25 @@ def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen[bytes]]
     log_path = BASE_DIR / "var" / f"test-worker-{os.getpid()}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-             "-Q", "indexing,backfill,sync,organize,agent,default", "--without-gossip", "--without-mingle",
-             f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@localhost"],
-            cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "-Q",
+                "indexing,backfill,sync,organize,agent,default",
+                "--without-gossip",
+                "--without-mingle",
+                f"--hostname=test-{os.getpid()}-{time.monotonic_ns()}@localhost",
+            ],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     try:
         _wait_for_worker(log_path, process)

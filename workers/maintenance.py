@@ -14,5 +14,5 @@ def ping(payload: str) -> str:
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT %s::text", [payload])
-        (echoed,) = cursor.fetchone()  # type: ignore[misc]
+        (echoed,) = cursor.fetchone() or ("",)
     return f"pong:{echoed}"

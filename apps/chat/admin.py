@@ -6,7 +6,7 @@ from apps.chat.models import AgentRun, Conversation, Message, WebhookTool
 class MessageInline(admin.TabularInline[Message, Conversation]):
     model = Message
     extra = 0
-    fields = ["role", "type", "content", "created_at"]
+    fields = ("role", "type", "content", "created_at")
     readonly_fields = fields
 
 

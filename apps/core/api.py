@@ -13,7 +13,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 class ApplicationError(Exception):
     """A domain rule was broken; the message is safe to show the user."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(self, message: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)

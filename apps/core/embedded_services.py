@@ -9,13 +9,18 @@ Django: settings must never start services.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+
+from psycopg.sql import SQL, Composed, Identifier, Literal
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR = BASE_DIR / "var"
@@ -53,16 +58,19 @@ def _write_env(values: dict[str, str]) -> None:
 # --- PostgreSQL -------------------------------------------------------------------------------
 
 
-def _psql(uri: str, sql: str) -> str:
-    from pgserver.postgres_server import POSTGRES_BIN_PATH
+def _value(uri: str, query: str, params: Sequence[object] = ()) -> object:
+    import psycopg
 
-    result = subprocess.run(
-        [str(POSTGRES_BIN_PATH / "psql"), uri, "-v", "ON_ERROR_STOP=1", "-tAc", sql],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout.strip()
+    with psycopg.connect(uri, autocommit=True) as conn:
+        row = conn.execute(query, params).fetchone()
+    return row[0] if row else None
+
+
+def _run(uri: str, statement: SQL | Composed) -> None:
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(statement)
 
 
 def _pg_user() -> str | None:
@@ -79,28 +87,30 @@ def start_postgres() -> str:
     admin_uri = server.get_uri()
     changed = False
     for name, value in POSTGRES_SETTINGS.items():
-        if _psql(admin_uri, f"SHOW {name}") != value:
-            _psql(admin_uri, f"ALTER SYSTEM SET {name} = '{value}'")
+        if _value(admin_uri, "SELECT current_setting(%s)", [name]) != value:
+            _run(admin_uri, SQL("ALTER SYSTEM SET {} = {}").format(Identifier(name), Literal(value)))
             changed = True
     if changed:
-        pgserver.pg_ctl(["-w", "restart"], pgdata=PGDATA, user=_pg_user())
+        from pgserver import pg_ctl  # type: ignore[attr-defined]  # generated at import
+
+        pg_ctl(["-w", "restart"], pgdata=PGDATA, user=_pg_user())
         server = pgserver.get_server(PGDATA, cleanup_mode=None)
         admin_uri = server.get_uri()
-    if not _psql(admin_uri, f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"):
-        _psql(admin_uri, f"CREATE DATABASE {DATABASE_NAME}")
+    if not _value(admin_uri, "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]):
+        _run(admin_uri, SQL("CREATE DATABASE {}").format(Identifier(DATABASE_NAME)))
     uri = server.get_uri(DATABASE_NAME)
     # pgvector ships with pgserver; the template gets it too so test databases have it.
-    _psql(uri, "CREATE EXTENSION IF NOT EXISTS vector")
-    _psql(server.get_uri("template1"), "CREATE EXTENSION IF NOT EXISTS vector")
+    _run(uri, SQL("CREATE EXTENSION IF NOT EXISTS vector"))
+    _run(server.get_uri("template1"), SQL("CREATE EXTENSION IF NOT EXISTS vector"))
     return uri
 
 
 def stop_postgres() -> None:
     if not (PGDATA / "postmaster.pid").exists():
         return
-    import pgserver
+    from pgserver import pg_ctl  # type: ignore[attr-defined]  # generated at import
 
-    pgserver.pg_ctl(["-w", "stop", "-m", "fast"], pgdata=PGDATA, user=_pg_user())
+    pg_ctl(["-w", "stop", "-m", "fast"], pgdata=PGDATA, user=_pg_user())
 
 
 # --- Redis ------------------------------------------------------------------------------------
@@ -137,14 +147,22 @@ def start_redis(previous_url: str | None) -> str:
     subprocess.run(
         [
             _redis_server_binary(),
-            "--port", str(port),
-            "--bind", "127.0.0.1",
-            "--daemonize", "yes",
-            "--dir", str(REDIS_DIR),
-            "--pidfile", str(REDIS_DIR / "redis.pid"),
-            "--logfile", str(REDIS_DIR / "redis.log"),
-            "--save", "",
-            "--appendonly", "no",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--daemonize",
+            "yes",
+            "--dir",
+            str(REDIS_DIR),
+            "--pidfile",
+            str(REDIS_DIR / "redis.pid"),
+            "--logfile",
+            str(REDIS_DIR / "redis.log"),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
         ],
         check=True,
     )
@@ -159,10 +177,8 @@ def start_redis(previous_url: str | None) -> str:
 def stop_redis() -> None:
     pidfile = REDIS_DIR / "redis.pid"
     if pidfile.exists():
-        try:
-            os.kill(int(pidfile.read_text().strip()), 15)
-        except (ProcessLookupError, ValueError):
-            pass
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pidfile.read_text().strip()), signal.SIGTERM)
         pidfile.unlink(missing_ok=True)
 
 

@@ -35,6 +35,11 @@ def _key(channel: str) -> str:
     return f"events:{channel}"
 
 
+def stream_key(channel: str) -> str:
+    """The Redis stream holding a channel's log, for readers that follow it (async SSE views)."""
+    return _key(channel)
+
+
 def redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, socket_timeout=10)
 
@@ -69,5 +74,6 @@ def events_after(*, channel: str, after_id: str = "0", client: redis.Redis | Non
     client = client or redis_client()
     if not is_valid_event_id(after_id) and after_id != "0":
         raise ValueError("Invalid event id.")
-    rows = client.xrange(_key(channel), min=f"({after_id}" if after_id != "0" else "-")
+    start = f"({after_id}" if after_id != "0" else "-"
+    rows: list[tuple[str, dict[str, str]]] = client.xrange(_key(channel), min=start)  # type: ignore[assignment]
     return [Event(id=event_id, type=fields["type"], data=json.loads(fields["data"])) for event_id, fields in rows]

@@ -28,8 +28,17 @@ class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
     class Meta:
         model = Folder
         fields = [
-            "id", "name", "source", "external_id", "status", "files_total", "files_indexed",
-            "last_synced_at", "sync_interval_seconds", "last_error", "created_at",
+            "id",
+            "name",
+            "source",
+            "external_id",
+            "status",
+            "files_total",
+            "files_indexed",
+            "last_synced_at",
+            "sync_interval_seconds",
+            "last_error",
+            "created_at",
         ]
 
 
@@ -37,14 +46,25 @@ class FileOutputSerializer(serializers.ModelSerializer[File]):
     class Meta:
         model = File
         fields = [
-            "id", "folder_id", "path", "name", "mime_type", "size", "modified_time", "status", "error",
-            "chunk_count", "indexed_at", "digest",
+            "id",
+            "folder_id",
+            "path",
+            "name",
+            "mime_type",
+            "size",
+            "modified_time",
+            "status",
+            "error",
+            "chunk_count",
+            "indexed_at",
+            "digest",
         ]
 
 
 class FolderCollectionApi(APIView):
     class InputSerializer(serializers.Serializer):
-        source = serializers.ChoiceField(choices=SourceKind.choices)
+        # The stubs type Field.source as the attribute path; here it is just a field named "source".
+        source = serializers.ChoiceField(choices=SourceKind.choices)  # type: ignore[assignment]
         path = serializers.CharField(required=False, max_length=1024, help_text="Local directory (source=local)")
         drive_folder_id = serializers.CharField(required=False, max_length=256, help_text="source=drive")
         name = serializers.CharField(required=False, max_length=255, allow_blank=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from apps.core.api import ApplicationError, ConflictError
@@ -31,7 +31,7 @@ def local_path_resolve(*, path: str) -> Path:
 
 
 def folder_create(
-    *, owner: AbstractBaseUser, source: str, external_id: str, name: str = "", start_indexing: bool = True
+    *, owner: User, source: str, external_id: str, name: str = "", start_indexing: bool = True
 ) -> Folder:
     if source == SourceKind.LOCAL:
         external_id = str(local_path_resolve(path=external_id))

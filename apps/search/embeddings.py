@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import re
 import threading
 from collections.abc import Sequence
@@ -39,7 +40,7 @@ class HashEmbedder:
         matrix = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         for row, text in enumerate(texts):
             words = [word.lower() for word in _WORD.findall(text)]
-            features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
             for feature in features:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
                 bucket = int.from_bytes(digest[:4], "little") % DIMENSIONS
@@ -68,8 +69,11 @@ class LocalEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             vectors = self._model.encode(
-                list(texts), batch_size=settings.EMBEDDING_BATCH_SIZE, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
+                list(texts),
+                batch_size=settings.EMBEDDING_BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
 
@@ -125,4 +129,3 @@ def _embedder(name: str) -> Embedder:
 def get_embedder(name: str | None = None) -> Embedder:
     """The configured embedder, created once per process (the local model loads in ~5 s)."""
     return _embedder(name or settings.EMBEDDING_PROVIDER)
-

@@ -21,4 +21,6 @@ class Command(BaseCommand):
         if created:
             user.set_password(password)
             user.save()
-        self.stdout.write(f"login: {username} / {password}" + ("" if created else " (existing user; password unchanged)"))
+        self.stdout.write(
+            f"login: {username} / {password}" + ("" if created else " (existing user; password unchanged)")
+        )
