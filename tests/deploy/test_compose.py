@@ -1,0 +1,47 @@
+"""The compose file parses and is internally consistent (no Docker engine runs here)."""
+
+from pathlib import Path
+
+import yaml
+
+from workers.queues import QueueName
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def _compose() -> dict:
+    return yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+
+
+def test_compose_declares_every_role_with_health_checks():
+    services = _compose()["services"]
+    assert {"postgres", "redis", "web", "beat", "flower", "migrate"} <= set(services)
+    for name in ["postgres", "redis", "web", "worker-indexing", "worker-sync", "worker-agent"]:
+        assert "healthcheck" in services[name], name
+
+
+def test_workers_together_consume_every_queue():
+    consumed: set[str] = set()
+    for name, service in _compose()["services"].items():
+        command = service.get("command", [])
+        if name.startswith("worker-"):
+            consumed |= set(command[command.index("-Q") + 1].split(","))
+    assert consumed == {queue.value for queue in QueueName}
+
+
+def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():
+    compose = _compose()
+    declared = set(compose["volumes"])
+    for service in compose["services"].values():
+        for volume in service.get("volumes", []):
+            name = volume.split(":", 1)[0]
+            assert name in declared or name.startswith(("/", ".")), volume
+    assert compose["services"]["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert compose["services"]["beat"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+
+
+def test_image_runs_the_asgi_app_as_an_unprivileged_user():
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert "USER app" in dockerfile
+    assert "config.asgi:application" in dockerfile
+    assert "torch==2.13.0" in dockerfile
