@@ -169,7 +169,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEYS", [])
 
 # --- Folders and indexing ---------------------------------------------------------------------
-LOCAL_FOLDER_ROOTS = env_list("LOCAL_FOLDER_ROOTS", [str(BASE_DIR / "sample_folder"), str(BASE_DIR / "var" / "folders")])
+LOCAL_FOLDER_ROOTS = env_list(
+    "LOCAL_FOLDER_ROOTS", [str(BASE_DIR / "sample_folder"), str(BASE_DIR / "var" / "folders")]
+)
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
@@ -179,6 +181,10 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 BACKFILL_BATCH_SIZE = env_int("BACKFILL_BATCH_SIZE", 2000)
+# The backfill shrinks its batches to stay near this duration (short locks, short transactions).
+BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.5)
+# Leave chunk search vectors NULL at write time and let the backfill fill them (see bench/README.md).
+INDEX_DEFER_SEARCH_VECTOR = env_bool("INDEX_DEFER_SEARCH_VECTOR", False)
 FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
 FOLDER_FULL_PRUNE_INTERVAL_SECONDS = env_int("FOLDER_FULL_PRUNE_INTERVAL_SECONDS", 86400)
 
@@ -196,16 +202,19 @@ SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60)
 SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
 
 # --- LLM providers (per role: router, agent, answer) ------------------------------------------
-LLM_PROVIDER = env_str("LLM_PROVIDER", "extractive")  # extractive | openai | anthropic | scripted
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
-LLM_MODELS = {
-    "router": env_str("LLM_MODEL_ROUTER", "gpt-4o-mini"),
-    "agent": env_str("LLM_MODEL_AGENT", "gpt-4o"),
-    "answer": env_str("LLM_MODEL_ANSWER", "gpt-4o"),
-}
+# A key (or an OpenAI-compatible base URL) switches to that provider unless one is named.
+_DEFAULT_PROVIDER = (
+    "anthropic" if ANTHROPIC_API_KEY else "openai" if (OPENAI_API_KEY or OPENAI_BASE_URL) else "extractive"
+)
+LLM_PROVIDER = env_str("LLM_PROVIDER", _DEFAULT_PROVIDER)  # extractive | openai | anthropic | scripted
+_DEFAULT_MODELS = {
+    "anthropic": {"router": "claude-3-5-haiku-latest", "agent": "claude-sonnet-4-5", "answer": "claude-sonnet-4-5"},
+}.get(LLM_PROVIDER, {"router": "gpt-4o-mini", "agent": "gpt-4o", "answer": "gpt-4o"})
+LLM_MODELS = {role: env_str(f"LLM_MODEL_{role.upper()}", model) for role, model in _DEFAULT_MODELS.items()}
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
 LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.2)
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)

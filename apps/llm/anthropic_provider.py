@@ -53,9 +53,7 @@ class AnthropicProvider:
         self.temperature = temperature
         self.retry_policy = retry_policy or RetryPolicy()
         # max_retries=0: call_with_retry is the single place that retries, with our backoff.
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0
-        )
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
 
     def complete(
         self,
@@ -110,7 +108,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[MessageParam]:
     The API wants strict user/assistant alternation, and all results of one assistant turn's
     tool calls together in the next user message.
     """
-    converted: list[MessageParam] = []
+    merged: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
     for message in messages:
         if message.role is Role.SYSTEM:
             continue
@@ -118,13 +116,11 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[MessageParam]:
         blocks = _content_blocks(message)
         if not blocks:
             continue
-        if converted and converted[-1]["role"] == role:
-            previous = converted[-1]["content"]
-            assert isinstance(previous, list)  # we only ever build block lists
-            previous.extend(blocks)
+        if merged and merged[-1][0] == role:
+            merged[-1][1].extend(blocks)
         else:
-            converted.append({"role": role, "content": blocks})
-    return converted
+            merged.append((role, blocks))
+    return [{"role": role, "content": blocks} for role, blocks in merged]
 
 
 def _content_blocks(message: Message) -> list[ContentBlockParam]:

@@ -48,9 +48,7 @@ class LLMError(Exception):
 class LLMRateLimitError(LLMError):
     retryable = True
 
-    def __init__(
-        self, message: str, *, status_code: int | None = 429, retry_after: float | None = None
-    ) -> None:
+    def __init__(self, message: str, *, status_code: int | None = 429, retry_after: float | None = None) -> None:
         super().__init__(message, status_code=status_code)
         self.retry_after = retry_after
 
@@ -69,9 +67,7 @@ class LLMBadResponseError(LLMError):
     """The service answered, but with something we cannot use (malformed tool arguments, no content)."""
 
 
-def error_from_status(
-    *, status_code: int, message: str, headers: Mapping[str, str] | None = None
-) -> LLMError:
+def error_from_status(*, status_code: int, message: str, headers: Mapping[str, str] | None = None) -> LLMError:
     if status_code == 429:
         return LLMRateLimitError(message, retry_after=parse_retry_after(headers or {}))
     if status_code == 408:

@@ -11,17 +11,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Share of the question's terms a sentence must contain to count as relevant at all. Below it, a
-# sentence that only shares a word like "report" would be passed off as an answer.
+# What a passage must share with the question to count as relevant: 30% of its terms, and at least
+# two once the question has three or more. Less, and a passage sharing one word like "price" with
+# "the price of a cappuccino in Rome" would be passed off as an answer.
 MIN_COVERAGE = 0.3
+MIN_MATCHES = 2
 MAX_SENTENCES = 4
 MIN_SENTENCES = 2
 # A sentence scoring under this fraction of the best one adds noise, not support.
 RELATIVE_CUTOFF = 0.5
 MAX_SENTENCE_CHARS = 400
 
-_STOPWORDS = frozenset(
-    """
+_STOPWORD_TEXT = """
     a about above after again against all am an and any are as at be because been before being below
     between both but by can could did do does doing down during each few for from further had has
     have having he her here hers herself him himself his how i if in into is it its itself just me
@@ -29,10 +30,16 @@ _STOPWORDS = frozenset(
     same she should so some such than that the their theirs them themselves then there these they
     this those through to too under until up very was we were what when where which while who whom
     why will with would you your yours yourself yourselves also there's what's it's i'm let's
-    please tell show find give know want need get got say said anything something thing things
+    must shall may might
+    please tell show find give know want need get got say said anything something thing things much many
     file files document documents folder folders doc docs
-    """.split()
-)
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_ABBREVIATION_TEXT = """
+    e.g. i.e. etc. vs. cf. approx. dr. mr. mrs. ms. prof. st. no. nos. fig. figs. p. pp. vol. ch. sec.
+    inc. ltd. co. corp. jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec.
+"""
+_ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
 
 
 @dataclass(frozen=True)
@@ -46,56 +53,86 @@ class Pick:
     n: int
     sentence: str
     score: float
+    matched: frozenset[str]  # the question's terms this sentence contains
 
 
 def terms(text: str) -> list[str]:
     return [_stem(word) for word in re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.lower()) if word not in _STOPWORDS]
 
 
-def shares_terms(question: str, text: str) -> bool:
-    return bool(set(terms(question)) & set(terms(text)))
+def is_relevant(*, question: str, text: str) -> bool:
+    """Whether `text` holds enough of the question's terms to be worth answering from."""
+    question_terms = set(terms(question))
+    return bool(question_terms) and _covers(question_terms, set(terms(text)))
 
 
 def split_sentences(text: str) -> list[str]:
-    sentences = []
+    sentences: list[str] = []
     for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
-        for raw in re.split(r"(?<=[.!?])\s+(?=[\"'“(\[]?[A-Z0-9])", paragraph):
-            sentence = " ".join(raw.split())
+        pieces: list[str] = []
+        # Not only before capitals: extracted text (OCR, old corpora) is often all lower case.
+        for piece in re.split(r"(?<=[.!?])\s+", paragraph):
+            if pieces and _ends_with_abbreviation(pieces[-1]):
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            else:
+                pieces.append(piece)
+        for piece in pieces:
+            sentence = " ".join(piece.split())
             if len(sentence.split()) >= 2:
                 sentences.append(_shorten(sentence))
     return sentences
 
 
 def pick_sentences(*, question: str, passages: Sequence[Passage]) -> list[Pick]:
-    """The 2-4 best sentences answering `question`, best first; empty when nothing is relevant."""
+    """Up to four sentences answering `question`, best first; empty when nothing is relevant.
+
+    Relevance is judged per passage, since one sentence rarely repeats a long question's terms; the
+    best sentence of a relevant passage leads. Others join when they come from a relevant passage
+    and score close to it (or make up the second sentence), or, from any passage, when they cover
+    a part of the question nothing picked so far covers: "the tax withheld, and the rent?" takes
+    one of each.
+    """
     question_terms = set(terms(question))
     if not question_terms or not passages:
         return []
     passage_terms = [set(terms(passage.text)) for passage in passages]
     idf = {term: _idf(term, passage_terms) for term in question_terms}
-    candidates: list[tuple[float, int, int, Pick]] = []
+    scored: list[tuple[tuple[float, int, int], bool, Pick]] = []
     seen: set[str] = set()
-    for order, passage in enumerate(passages):
+    for order, (passage, found) in enumerate(zip(passages, passage_terms, strict=True)):
+        relevant = _covers(question_terms, found)
         for position, sentence in enumerate(split_sentences(passage.text)):
-            matched = question_terms & set(terms(sentence))
-            key = sentence.lower()
-            if len(matched) / len(question_terms) < MIN_COVERAGE or key in seen:
+            matched = frozenset(question_terms & set(terms(sentence)))
+            if not matched or sentence.lower() in seen:
                 continue
-            seen.add(key)
+            seen.add(sentence.lower())
             score = sum(idf[term] for term in matched)
-            candidates.append((-score, order, position, Pick(n=passage.n, sentence=sentence, score=score)))
-    ranked = [pick for *_, pick in sorted(candidates, key=lambda item: item[:3])]
-    if not ranked:
+            scored.append(((-score, order, position), relevant, Pick(passage.n, sentence, score, matched)))
+    ranked = [(relevant, pick) for _, relevant, pick in sorted(scored, key=lambda item: item[0])]
+    lead = next((pick for relevant, pick in ranked if relevant), None)
+    if lead is None:
         return []
-    best = ranked[0].score
-    strong = [pick for pick in ranked if pick.score >= RELATIVE_CUTOFF * best]
-    return ranked[: min(MAX_SENTENCES, max(MIN_SENTENCES, len(strong)))]
+    picks = [lead]
+    covered = set(lead.matched)
+    for relevant, pick in ranked:
+        if len(picks) == MAX_SENTENCES:
+            break
+        close = relevant and (len(picks) < MIN_SENTENCES or pick.score >= RELATIVE_CUTOFF * lead.score)
+        if pick is not lead and (close or not pick.matched <= covered):
+            picks.append(pick)
+            covered |= pick.matched
+    return picks
 
 
 def cite(pick: Pick) -> str:
     """The sentence with its `[n]` placed before the closing punctuation."""
     body = pick.sentence.rstrip(".!?…")
-    return f"{body} [{pick.n}]{pick.sentence[len(body):] or '.'}"
+    return f"{body.rstrip()} [{pick.n}]{pick.sentence[len(body) :] or '.'}"
+
+
+def _covers(question_terms: set[str], found: set[str]) -> bool:
+    needed = 1 if len(question_terms) <= 2 else max(MIN_MATCHES, math.ceil(MIN_COVERAGE * len(question_terms)))
+    return len(question_terms & found) >= needed
 
 
 def _idf(term: str, passage_terms: Sequence[set[str]]) -> float:
@@ -122,6 +159,12 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]  # note, notes, noted all meet at "not"
     return word
+
+
+def _ends_with_abbreviation(piece: str) -> bool:
+    last = piece.rsplit(" ", 1)[-1].lower()
+    # "e.g.", "Dr.", "p." and initials such as "J." do not end a sentence.
+    return last in _ABBREVIATIONS or bool(re.fullmatch(r"[a-z]\.", last))
 
 
 def _shorten(sentence: str) -> str:

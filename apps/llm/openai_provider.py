@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
@@ -38,7 +39,11 @@ from apps.llm.types import (
     Usage,
 )
 
-_STOP_REASONS = {"tool_calls": StopReason.TOOL_USE, "function_call": StopReason.TOOL_USE, "length": StopReason.MAX_TOKENS}
+_STOP_REASONS = {
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+}
 
 
 class OpenAIProvider:
@@ -61,9 +66,7 @@ class OpenAIProvider:
         # compatible servers reached through a base URL reliably understand only `max_tokens`.
         self._max_tokens_key = "max_tokens" if base_url else "max_completion_tokens"
         # max_retries=0: call_with_retry is the single place that retries, with our backoff.
-        self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0
-        )
+        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
 
     def complete(
         self,
@@ -219,7 +222,7 @@ def _stop_reason(finish_reason: str | None, *, has_tool_calls: bool) -> StopReas
     return _STOP_REASONS.get(finish_reason or "", StopReason.END_TURN)
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: CompletionUsage | None) -> Usage:
     if usage is None:
         return Usage()
     return Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0)

@@ -1,8 +1,8 @@
 """A local Google Drive v3 emulator: the real ``googleapiclient`` talks to it over HTTP.
 
-    with DriveEmulator() as emulator:
-        folder_id = seed_from_directory(emulator.state, Path("sample"))
-        service = build_drive_service(credentials=AnonymousCredentials(), api_endpoint=emulator.api_endpoint)
+Start a ``DriveEmulator`` (a context manager), fill its ``state`` programmatically or with
+``seed_from_directory``, and build the service with ``api_endpoint=emulator.api_endpoint`` and
+anonymous credentials (or OAuth credentials whose ``token_uri`` is ``emulator.token_uri``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from types import TracebackType
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator_api import API_PREFIX, TOKEN_PATH, Reply, Request, handle
+from apps.connectors.drive.emulator_api import API_PREFIX, OAUTH_REFRESH_PATH, Reply, Request, handle
 from apps.connectors.drive.emulator_errors import ApiError
 from apps.connectors.drive.emulator_state import DriveState
 
@@ -41,6 +41,8 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     # Keep-alive: httplib2 reuses connections, and a TCP handshake per call would dominate.
     protocol_version = "HTTP/1.1"
+    # Headers and body leave in separate writes; with Nagle on, delayed ACKs add ~40 ms to each.
+    disable_nagle_algorithm = True
     server: _Server
 
     def do_GET(self) -> None:
@@ -99,10 +101,16 @@ class DriveEmulator:
     @property
     def token_uri(self) -> str:
         """An OAuth token endpoint that refreshes any token not in ``state.revoked_refresh_tokens``."""
-        return f"{self.url}{TOKEN_PATH}"
+        return f"{self.url}{OAUTH_REFRESH_PATH}"
 
     def start(self) -> DriveEmulator:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="drive-emulator", daemon=True)
+        # A short poll interval keeps stop() (one per test) from waiting half a second.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="drive-emulator",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -120,12 +128,20 @@ class DriveEmulator:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 
 
-def seed_from_directory(state: DriveState, directory: Path, *, parent_id: str = DriveState.MY_DRIVE_ID) -> str:
+def seed_from_directory(
+    state: DriveState,
+    directory: Path,
+    *,
+    parent_id: str = DriveState.MY_DRIVE_ID,
+) -> str:
     """Copy a directory tree into the emulator as a folder of the same name; returns its id.
 
     ``report.gdoc.md`` becomes the Google Doc ``report``, ``budget.gsheet.csv`` the Sheet

@@ -7,21 +7,25 @@ emulator's api_endpoint is ``http://host:port/drive/v3/``.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, bad_request
 from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse_query
-from apps.connectors.drive.emulator_state import DriveState
+from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
 
 API_PREFIX = "/drive/v3"
-TOKEN_PATH = "/token"
+OAUTH_REFRESH_PATH = "/token"
+# The consent page: it consents at once and redirects back with a code for OAUTH_REFRESH_PATH.
+OAUTH_AUTHORIZE_PATH = "/o/oauth2/auth"
 JSON = "application/json; charset=UTF-8"
 
 # What Drive returns when no ``fields`` parameter is given: a deliberately thin file resource.
@@ -61,13 +65,15 @@ def handle(state: DriveState, request: Request) -> Reply:
     file_ids = {file_id} if file_id else set()
     if endpoint == "files.list":
         file_ids |= parse_query(request.params.get("q", "")).parent_ids
-    state.count_call(endpoint, file_ids)
+    state.begin_call(endpoint, file_ids)
     return view(state, request, file_id or "")
 
 
 def _route(request: Request) -> tuple[str, str | None, _View]:
-    if request.method == "POST" and request.path == TOKEN_PATH:
+    if request.method == "POST" and request.path == OAUTH_REFRESH_PATH:
         return "oauth.token", None, _token
+    if request.method == "GET" and request.path == OAUTH_AUTHORIZE_PATH:
+        return "oauth.authorize", None, _authorize
     path = request.path.removeprefix(API_PREFIX)
     if path == request.path:
         raise ApiError(404, "notFound", f"No such endpoint: {request.path}")
@@ -137,7 +143,7 @@ def _download(state: DriveState, request: Request, file_id: str) -> Reply:
 
 
 def _export(state: DriveState, request: Request, file_id: str) -> Reply:
-    item = state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    item = state.item(file_id, all_drives=True)  # files.export takes no supportsAllDrives
     mime_type = request.params.get("mimeType", "")
     if not mimes.is_google_native(item.mime_type) or not item.exports:
         raise ApiError(403, "fileNotExportable", "Export only supports Docs Editors files.")
@@ -179,13 +185,16 @@ def _create_file(state: DriveState, request: Request, _: str) -> Reply:
         raise bad_request("A file needs a name and exactly one parent.")
     state.item(parents[0], all_drives=_flag(request, "supportsAllDrives"))
     item = state.create(
-        name=body["name"], mime_type=body.get("mimeType", "application/octet-stream"), parent_id=parents[0]
+        name=body["name"],
+        mime_type=body.get("mimeType", "application/octet-stream"),
+        parent_id=parents[0],
     )
     return _json("files.create", request, state.resource(item))
 
 
 def _start_page_token(state: DriveState, request: Request, _: str) -> Reply:
-    return Reply(body=json.dumps({"kind": "drive#startPageToken", "startPageToken": state.start_page_token()}).encode())
+    payload = {"kind": "drive#startPageToken", "startPageToken": state.start_page_token()}
+    return Reply(body=json.dumps(payload).encode())
 
 
 def _list_changes(state: DriveState, request: Request, _: str) -> Reply:
@@ -206,9 +215,49 @@ def _list_changes(state: DriveState, request: Request, _: str) -> Reply:
     return _json("changes.list", request, payload)
 
 
+def _authorize(state: DriveState, request: Request, _: str) -> Reply:
+    """The consent page of the web flow (PKCE required), answered as if the user clicked Allow."""
+    params = request.params
+    if params.get("response_type") != "code" or params.get("code_challenge_method") != "S256":
+        raise bad_request("response_type=code and code_challenge_method=S256 are required.")
+    if not params.get("redirect_uri") or not params.get("code_challenge"):
+        raise bad_request("redirect_uri and code_challenge are required.")
+    code = state.issue_auth_code(
+        OAuthGrant(
+            challenge=params["code_challenge"],
+            redirect_uri=params["redirect_uri"],
+            scope=params.get("scope", ""),
+        )
+    )
+    separator = "&" if "?" in params["redirect_uri"] else "?"
+    query = urlencode({"code": code, "state": params.get("state", "")})
+    return Reply(body=b"", status=302, headers={"Location": f"{params['redirect_uri']}{separator}{query}"})
+
+
+def _code_exchange(state: DriveState, form: dict[str, str]) -> Reply:
+    """authorization_code grant: a one-time code, its PKCE verifier and the same redirect_uri."""
+    grant = state.redeem_auth_code(form.get("code", ""))
+    verifier = form.get("code_verifier", "")
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    if grant is None or challenge != grant.challenge or form.get("redirect_uri") != grant.redirect_uri:
+        error = {"error": "invalid_grant", "error_description": "Bad Request"}
+        return Reply(body=json.dumps(error).encode(), status=400)
+    number = next(_access_tokens)
+    token = {
+        "access_token": f"emu-access-{number}",
+        "refresh_token": f"emu-refresh-{number}",
+        "expires_in": 3599,
+        "scope": grant.scope,
+        "token_type": "Bearer",
+    }
+    return Reply(body=json.dumps(token).encode())
+
+
 def _token(state: DriveState, request: Request, _: str) -> Reply:
     """OAuth refresh: any refresh token works unless the test revoked it."""
     form = {key: values[-1] for key, values in parse_qs(request.body.decode()).items()}
+    if form.get("grant_type") == "authorization_code":
+        return _code_exchange(state, form)
     if form.get("grant_type") != "refresh_token" or form.get("refresh_token") in state.revoked_refresh_tokens:
         error = {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
         return Reply(body=json.dumps(error).encode(), status=400)

@@ -92,14 +92,14 @@ class _QueryParser:
         return terms[0] if len(terms) == 1 else lambda item: all(term(item) for term in terms)
 
     def _term(self) -> Predicate:
-        token = self._next()
-        if token == "(":
+        word = self._next()
+        if word == "(":
             inner = self._or()
             if self._next() != ")":
                 raise self._error()
             return inner
-        if token.startswith("'"):
-            parent_id = _unquote(token)
+        if word.startswith("'"):
+            parent_id = _unquote(word)
             if (self._next(), self._next()) != ("in", "parents"):
                 raise self._error()
             self.parent_ids.add(parent_id)
@@ -109,14 +109,14 @@ class _QueryParser:
             raise self._error()
         equal = operator == "="
         value = self._next()
-        if token == "trashed" and value in ("true", "false"):
+        if word == "trashed" and value in ("true", "false"):
             wanted = value == "true"
             return lambda item: (item.trashed == wanted) == equal
-        if token in ("mimeType", "name"):
+        if word in ("mimeType", "name"):
             text = _unquote(value)
-            attribute = "mime_type" if token == "mimeType" else "name"
+            attribute = "mime_type" if word == "mimeType" else "name"
             return lambda item: (getattr(item, attribute) == text) == equal
-        raise bad_request(f"Invalid Value: unsupported query term {token!r}", reason="invalid")
+        raise bad_request(f"Invalid Value: unsupported query term {word!r}", reason="invalid")
 
 
 def parse_query(text: str) -> Query:

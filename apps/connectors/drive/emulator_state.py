@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import itertools
+import secrets
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +23,15 @@ from apps.connectors.drive.emulator_query import Predicate
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class OAuthGrant:
+    """What an authorization code stands for until it is exchanged (once) at the token endpoint."""
+
+    challenge: str
+    redirect_uri: str
+    scope: str
 
 
 @dataclass
@@ -67,7 +77,13 @@ class DriveState:
         self.change_retention = change_retention
         self.calls: Counter[str] = Counter()
         self.revoked_refresh_tokens: set[str] = set()
-        self._items[self.MY_DRIVE_ID] = DriveItem(id=self.MY_DRIVE_ID, name="My Drive", mime_type=mimes.FOLDER, parents=[])
+        self._auth_codes: dict[str, OAuthGrant] = {}
+        self._items[self.MY_DRIVE_ID] = DriveItem(
+            id=self.MY_DRIVE_ID,
+            name="My Drive",
+            mime_type=mimes.FOLDER,
+            parents=[],
+        )
 
     # --- building and changing the tree (tests and seeding call these) ---
 
@@ -78,7 +94,12 @@ class DriveState:
         return self._create(name=name, mime_type=mime_type, parent_id=parent_id, content=content)
 
     def add_google_file(
-        self, name: str, *, parent_id: str, mime_type: str = mimes.DOCUMENT, exports: dict[str, bytes]
+        self,
+        name: str,
+        *,
+        parent_id: str,
+        mime_type: str = mimes.DOCUMENT,
+        exports: dict[str, bytes],
     ) -> str:
         """A Docs/Sheets/Slides file; ``exports`` maps each supported export type to its bytes."""
         return self._create(name=name, mime_type=mime_type, parent_id=parent_id, exports=dict(exports))
@@ -91,11 +112,21 @@ class DriveState:
         with self._lock:
             drive_id = f"0AShared{next(self._ids):05d}"
             self._items[drive_id] = DriveItem(
-                id=drive_id, name=name, mime_type=mimes.FOLDER, parents=[], drive_id=drive_id
+                id=drive_id,
+                name=name,
+                mime_type=mimes.FOLDER,
+                parents=[],
+                drive_id=drive_id,
             )
             return drive_id
 
-    def edit(self, file_id: str, content: bytes | None = None, *, exports: dict[str, bytes] | None = None) -> None:
+    def edit(
+        self,
+        file_id: str,
+        content: bytes | None = None,
+        *,
+        exports: dict[str, bytes] | None = None,
+    ) -> None:
         with self._lock:
             item = self._get(file_id)
             if content is not None:
@@ -153,16 +184,29 @@ class DriveState:
     ) -> None:
         with self._lock:
             self._faults.append(
-                Fault(kind=kind, endpoint=endpoint, file_id=file_id, times=times, retry_after=retry_after)
+                Fault(kind=kind, endpoint=endpoint, file_id=file_id, times=times, retry_after=retry_after),
             )
 
     def reset_calls(self) -> None:
         with self._lock:
             self.calls.clear()
 
+    # --- the OAuth web flow ---
+
+    def issue_auth_code(self, grant: OAuthGrant) -> str:
+        with self._lock:
+            code = f"emu-code-{secrets.token_urlsafe(12)}"
+            self._auth_codes[code] = grant
+            return code
+
+    def redeem_auth_code(self, code: str) -> OAuthGrant | None:
+        """The code's grant, once: a second exchange of the same code fails as at Google."""
+        with self._lock:
+            return self._auth_codes.pop(code, None)
+
     # --- what the HTTP layer uses ---
 
-    def count_call(self, endpoint: str, file_ids: set[str]) -> None:
+    def begin_call(self, endpoint: str, file_ids: set[str]) -> None:
         """Count the call, then fail it if a queued fault matches."""
         with self._lock:
             self.calls[endpoint] += 1
@@ -198,7 +242,12 @@ class DriveState:
             return self._items[self._create(name=name, mime_type=mime_type, parent_id=parent_id)]
 
     def update(
-        self, file_id: str, *, name: str | None, add_parents: list[str], remove_parents: list[str]
+        self,
+        file_id: str,
+        *,
+        name: str | None,
+        add_parents: list[str],
+        remove_parents: list[str],
     ) -> DriveItem:
         with self._lock:
             item = self.item(file_id, all_drives=True)
@@ -250,7 +299,12 @@ class DriveState:
             return str(self._next_seq)
 
     def changes(
-        self, token: str, *, page_size: int, drive_id: str | None, all_drives: bool
+        self,
+        token: str,
+        *,
+        page_size: int,
+        drive_id: str | None,
+        all_drives: bool,
     ) -> tuple[list[dict[str, Any]], str | None, str | None]:
         """One page of the change log: (changes, nextPageToken, newStartPageToken)."""
         with self._lock:

@@ -1,0 +1,77 @@
+"""The default offline provider: deterministic, no network, same protocol as the real ones.
+
+Without tools it answers the last user prompt (see `sources.build_user_prompt`) with the sentences of
+its sources that best match the question, each cited `[n]`. With tools it plays the agent: search,
+rewrite when the results are weak, read the top documents, then answer from everything gathered,
+numbering the sources in the order gathered and returning them in `citation_sources`. System prompt,
+max_tokens and temperature mean nothing here and are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from apps.llm.base import stream_text
+from apps.llm.extractive_agent import gathered_sources, next_calls, read_turn
+from apps.llm.extractive_text import Passage, cite, pick_sentences, terms
+from apps.llm.sources import extract_citations
+from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, ToolSpec, Usage
+
+NOTHING_RELEVANT = "I found nothing in this folder that is relevant to your question."
+
+
+class ExtractiveProvider:
+    def __init__(self, *, model: str = "extractive") -> None:
+        self.model = model
+
+    def complete(
+        self,
+        *,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_text: TextCallback | None = None,
+    ) -> LLMResponse:
+        turn = read_turn(messages)
+        input_tokens = _approx_tokens(system or "", *(message.content for message in messages))
+        calls = next_calls(turn, tools=tools or ())
+        if calls:
+            return LLMResponse(
+                text="",
+                tool_calls=tuple(calls),
+                stop_reason=StopReason.TOOL_USE,
+                usage=Usage(input_tokens=input_tokens),
+                model=self.model,
+            )
+        sources = gathered_sources(turn)
+        picks = pick_sentences(
+            question=turn.question, passages=[Passage(n=source.n, text=source.text) for source in sources]
+        )
+        text = " ".join(cite(pick) for pick in picks) if picks else NOTHING_RELEVANT
+        if on_text is not None:
+            stream_text(text, on_text)
+        cited = set(extract_citations(text))
+        return LLMResponse(
+            text=text,
+            usage=Usage(input_tokens=input_tokens, output_tokens=_approx_tokens(text)),
+            model=self.model,
+            citation_sources=tuple(source for source in sources if source.n in cited),
+        )
+
+
+def rewrite_query_offline(*, original_query: str, feedback: str) -> str:
+    """A rewrite for the `rewrite_query` tool when no model is configured: the query's content words.
+
+    Keyword search ANDs terms, so dropping the question's filler ("what", "does", "the") is what
+    most often turns an empty result into some. `feedback` cannot be understood offline.
+    """
+    words = [word.strip("?!.,;:\"'()") for word in original_query.split()]
+    kept = [word for word in words if word and terms(word)]
+    return " ".join(dict.fromkeys(kept)) or original_query.strip()
+
+
+def _approx_tokens(*texts: str) -> int:
+    # Usage is informational for this provider; words are close enough to tokens for metrics.
+    return sum(len(text.split()) for text in texts)

@@ -1,0 +1,103 @@
+"""`get_llm(role)`: the provider configured for a role (router, agent, answer)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+
+from apps.llm.anthropic_provider import AnthropicProvider
+from apps.llm.base import LLMProvider, RetryPolicy
+from apps.llm.extractive import ExtractiveProvider
+from apps.llm.openai_provider import OpenAIProvider
+from apps.llm.scripted import ScriptedProvider
+
+ROLES = ("router", "agent", "answer")
+PROVIDERS = ("extractive", "openai", "anthropic", "scripted")
+
+# LLM_PROVIDER=scripted hands out this one instance, so a test can script it without reaching into
+# the code under test. Tests that want their own instance use `use_provider_for_tests`.
+SHARED_SCRIPTED = ScriptedProvider()
+
+_overrides: dict[str | None, LLMProvider] = {}
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    provider: str
+    model: str
+    api_key: str = ""
+    base_url: str = ""
+    timeout_seconds: float = 60.0
+    max_retries: int = 4
+    max_tokens: int = 1024
+    temperature: float = 0.2
+
+
+def get_llm(role: str) -> LLMProvider:
+    override = _overrides.get(role) or _overrides.get(None)
+    if override is not None:
+        return override
+    return build_provider(provider_config(role=role, settings=django_settings))
+
+
+def provider_config(*, role: str, settings: Any) -> ProviderConfig:
+    if role not in ROLES:
+        raise ValueError(f"unknown LLM role {role!r}; expected one of {ROLES}")
+    provider = settings.LLM_PROVIDER
+    if provider not in PROVIDERS:
+        raise ImproperlyConfigured(f"LLM_PROVIDER={provider!r}; expected one of {PROVIDERS}")
+    prefix = provider.upper()  # OPENAI_API_KEY, ANTHROPIC_BASE_URL, ...
+    return ProviderConfig(
+        provider=provider,
+        model=settings.LLM_MODELS[role],
+        api_key=getattr(settings, f"{prefix}_API_KEY", "") or "",
+        base_url=getattr(settings, f"{prefix}_BASE_URL", "") or "",
+        timeout_seconds=settings.LLM_TIMEOUT_SECONDS,
+        max_retries=settings.LLM_MAX_RETRIES,
+        max_tokens=settings.LLM_MAX_TOKENS,
+        temperature=settings.LLM_TEMPERATURE,
+    )
+
+
+@functools.cache
+def build_provider(config: ProviderConfig) -> LLMProvider:
+    """Cached per configuration: SDK clients hold connection pools worth reusing across calls."""
+    if config.provider == "extractive":
+        return ExtractiveProvider()
+    if config.provider == "scripted":
+        return SHARED_SCRIPTED
+    if not config.api_key and not config.base_url:
+        raise ImproperlyConfigured(f"LLM_PROVIDER={config.provider} needs its API key or base URL set")
+    network_options: dict[str, Any] = {
+        "model": config.model,
+        # Compatible servers (Ollama, vLLM) ignore the key, but the SDKs refuse to start without one.
+        "api_key": config.api_key or "unused",
+        "base_url": config.base_url or None,
+        "timeout_seconds": config.timeout_seconds,
+        "retry_policy": RetryPolicy(max_attempts=config.max_retries + 1),
+        "max_tokens": config.max_tokens,
+        "temperature": config.temperature,
+    }
+    if config.provider == "openai":
+        return OpenAIProvider(**network_options)
+    return AnthropicProvider(**network_options)
+
+
+@contextmanager
+def use_provider_for_tests(provider: LLMProvider, *, role: str | None = None) -> Iterator[LLMProvider]:
+    """Make `get_llm` return `provider` for one role, or every role when `role` is None."""
+    previous = _overrides.get(role)
+    _overrides[role] = provider
+    try:
+        yield provider
+    finally:
+        if previous is None:
+            _overrides.pop(role, None)
+        else:
+            _overrides[role] = previous

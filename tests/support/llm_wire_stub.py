@@ -1,0 +1,401 @@
+"""A local HTTP server speaking the OpenAI and Anthropic wire formats, for tests of the real SDKs.
+
+Point the SDKs at it (`openai_base_url`, `anthropic_base_url`), queue what it should answer, in
+order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream`), then assert on
+`requests`: every body it received, parsed. Both plain JSON and `stream: true` SSE are served.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal, TypeAlias
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+@dataclass(frozen=True)
+class StubToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StubReply:
+    text: str = ""
+    tool_calls: tuple[StubToolCall, ...] = ()
+    # The exact text deltas to stream; by default the text is streamed word by word.
+    chunks: tuple[str, ...] | None = None
+    stop_reason: str = ""  # "max_tokens" to report truncation; otherwise derived from tool_calls
+    input_tokens: int = 21
+    output_tokens: int = 9
+    model: str = "stub-model"
+    delay: float = 0.0  # seconds before answering, to trip client timeouts
+
+
+@dataclass(frozen=True)
+class StubFault:
+    status: int
+    retry_after: float | None = None
+    message: str = "stub fault"
+
+
+@dataclass(frozen=True)
+class StubStreamCut:
+    """A 200 stream that sends `chunks` of text and then an in-stream error event."""
+
+    chunks: tuple[str, ...]
+    error_type: str = "overloaded_error"
+
+
+StubStep: TypeAlias = StubReply | StubFault | StubStreamCut
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class LLMWireStub:
+    def __init__(self, *, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.requests: list[RecordedRequest] = []
+        self._steps: deque[StubStep] = deque()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def __enter__(self) -> LLMWireStub:
+        stub = self
+
+        class Handler(_Handler):
+            wire_stub = stub
+
+        # daemon_threads (the default here): a handler still sleeping out a timeout test never
+        # holds up shutdown.
+        self._server = ThreadingHTTPServer((self.host, 0), Handler)
+        # A short poll interval keeps shutdown, once per test, from costing half a second.
+        threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="llm-wire-stub",
+            daemon=True,
+        ).start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "use the stub inside its `with` block"
+        return f"http://{self.host}:{self._server.server_address[1]}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.base_url
+
+    def settings_for(self, api: Literal["openai", "anthropic"]) -> dict[str, Any]:
+        """Settings (also usable as environment, once str()-ed) that make `get_llm` call this stub.
+
+        `override_settings(**stub.settings_for("openai"))` in-process; a worker subprocess gets them
+        in its environment and reaches the stub over loopback just the same.
+        """
+        prefix = api.upper()
+        base_url = self.openai_base_url if api == "openai" else self.anthropic_base_url
+        return {
+            "LLM_PROVIDER": api,
+            f"{prefix}_API_KEY": "test-key",
+            f"{prefix}_BASE_URL": base_url,
+            "LLM_MAX_RETRIES": 1,
+        }
+
+    # -- scripting -----------------------------------------------------------------------------
+    def queue(self, *steps: StubStep) -> None:
+        with self._lock:
+            self._steps.extend(steps)
+
+    def reply_text(self, text: str, **options: Any) -> None:
+        self.queue(StubReply(text=text, **options))
+
+    def reply_tool_calls(self, *calls: StubToolCall, text: str = "", **options: Any) -> None:
+        self.queue(StubReply(text=text, tool_calls=calls, **options))
+
+    def fail(self, status: int, *, times: int = 1, retry_after: float | None = None) -> None:
+        self.queue(*[StubFault(status=status, retry_after=retry_after)] * times)
+
+    def cut_stream(self, *chunks: str, error_type: str = "overloaded_error") -> None:
+        self.queue(StubStreamCut(chunks=chunks, error_type=error_type))
+
+    @property
+    def pending(self) -> int:
+        return len(self._steps)
+
+    def _next(self, request: RecordedRequest) -> StubStep | None:
+        with self._lock:
+            self.requests.append(request)
+            return self._steps.popleft() if self._steps else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    wire_stub: LLMWireStub
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: pytest shows failures, not access logs."""
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.loads(raw or b"{}")
+        request = RecordedRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+        if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+            self._json(404, {"error": {"message": f"stub has no route {self.path}"}})
+            return
+        step = self.wire_stub._next(request)
+        api = _OpenAIFormat() if self.path == OPENAI_PATH else _AnthropicFormat()
+        try:
+            if step is None:
+                self._json(500, api.error(500, "api_error", "llm wire stub: no scripted reply left"))
+            elif isinstance(step, StubFault):
+                headers = {"retry-after": f"{step.retry_after:g}"} if step.retry_after is not None else {}
+                self._json(step.status, api.error(step.status, _error_type(step.status), step.message), headers)
+            elif isinstance(step, StubStreamCut):
+                self._sse(api.cut_stream(step))
+            else:
+                time.sleep(step.delay)
+                if body.get("stream"):
+                    self._sse(api.stream(step, body))
+                else:
+                    self._json(200, api.complete(step))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up first (a timeout test); nothing left to tell it
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: Iterator[str]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(event.encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+
+def _error_type(status: int) -> str:
+    return {429: "rate_limit_error", 529: "overloaded_error", 408: "timeout_error"}.get(status, "api_error")
+
+
+def _words(reply: StubReply) -> tuple[str, ...]:
+    if reply.chunks is not None:
+        return reply.chunks
+    if not reply.text:
+        return ()
+    first, *rest = reply.text.split(" ")
+    return (first, *(f" {word}" for word in rest))
+
+
+def _json_fragments(arguments: dict[str, Any]) -> list[str]:
+    """Arguments JSON cut in three, as both APIs deliver it: no fragment is valid JSON alone."""
+    encoded = json.dumps(arguments)
+    third = max(1, len(encoded) // 3)
+    return [encoded[:third], encoded[third : 2 * third], encoded[2 * third :]]
+
+
+class _OpenAIFormat:
+    def error(self, status: int, error_type: str, message: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": error_type, "param": None, "code": str(status)}}
+
+    def complete(self, reply: StubReply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in reply.tool_calls
+            ]
+        return {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": reply.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish(reply)}],
+            "usage": self._usage(reply),
+        }
+
+    def stream(self, reply: StubReply, body: dict[str, Any]) -> Iterator[str]:
+        yield self._chunk(reply, {"role": "assistant", "content": ""})
+        for piece in _words(reply):
+            yield self._chunk(reply, {"content": piece})
+        for index, call in enumerate(reply.tool_calls):
+            opening = {
+                "index": index,
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": ""},
+            }
+            yield self._chunk(reply, {"tool_calls": [opening]})
+            for fragment in _json_fragments(call.arguments):
+                yield self._chunk(reply, {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+        yield self._chunk(reply, {}, finish_reason=self._finish(reply))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield self._data(
+                {
+                    "id": "chatcmpl-stub",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": reply.model,
+                    "choices": [],
+                    "usage": self._usage(reply),
+                }
+            )
+        yield "data: [DONE]\n\n"
+
+    def cut_stream(self, cut: StubStreamCut) -> Iterator[str]:
+        reply = StubReply()
+        for piece in cut.chunks:
+            yield self._chunk(reply, {"content": piece})
+        yield self._data({"error": {"message": "stub stream cut", "type": cut.error_type}})
+
+    def _chunk(self, reply: StubReply, delta: dict[str, Any], finish_reason: str | None = None) -> str:
+        return self._data(
+            {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": reply.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
+        )
+
+    @staticmethod
+    def _data(payload: dict[str, Any]) -> str:
+        return f"data: {json.dumps(payload)}\n\n"
+
+    @staticmethod
+    def _finish(reply: StubReply) -> str:
+        if reply.stop_reason == "max_tokens":
+            return "length"
+        return "tool_calls" if reply.tool_calls else "stop"
+
+    @staticmethod
+    def _usage(reply: StubReply) -> dict[str, int]:
+        return {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        }
+
+
+class _AnthropicFormat:
+    def error(self, status: int, error_type: str, message: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": error_type, "message": message}}
+
+    def complete(self, reply: StubReply) -> dict[str, Any]:
+        content: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+        content += [
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments} for call in reply.tool_calls
+        ]
+        return {
+            **self._message(reply, content=content, stop_reason=self._stop(reply)),
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+        }
+
+    def stream(self, reply: StubReply, body: dict[str, Any]) -> Iterator[str]:
+        start = self._message(reply, content=[], stop_reason=None)
+        yield self._event(
+            "message_start",
+            {"message": {**start, "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}},
+        )
+        yield self._event("ping", {})
+        index = 0
+        if reply.text:
+            yield from self._text_block(index, _words(reply))
+            index += 1
+        for call in reply.tool_calls:
+            yield self._event(
+                "content_block_start",
+                {
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
+                },
+            )
+            for fragment in _json_fragments(call.arguments):
+                yield self._event(
+                    "content_block_delta",
+                    {"index": index, "delta": {"type": "input_json_delta", "partial_json": fragment}},
+                )
+            yield self._event("content_block_stop", {"index": index})
+            index += 1
+        yield self._event(
+            "message_delta",
+            {
+                "delta": {"stop_reason": self._stop(reply), "stop_sequence": None},
+                "usage": {"output_tokens": reply.output_tokens},
+            },
+        )
+        yield self._event("message_stop", {})
+
+    def cut_stream(self, cut: StubStreamCut) -> Iterator[str]:
+        reply = StubReply()
+        start = self._message(reply, content=[], stop_reason=None)
+        yield self._event("message_start", {"message": {**start, "usage": {"input_tokens": 1, "output_tokens": 1}}})
+        yield from self._text_block(0, cut.chunks, close=False)
+        yield self._event("error", {"error": {"type": cut.error_type, "message": "stub stream cut"}})
+
+    def _text_block(self, index: int, pieces: tuple[str, ...], *, close: bool = True) -> Iterator[str]:
+        yield self._event("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+        for piece in pieces:
+            yield self._event("content_block_delta", {"index": index, "delta": {"type": "text_delta", "text": piece}})
+        if close:
+            yield self._event("content_block_stop", {"index": index})
+
+    @staticmethod
+    def _message(reply: StubReply, *, content: list[dict[str, Any]], stop_reason: str | None) -> dict[str, Any]:
+        return {
+            "id": "msg_stub",
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+        }
+
+    @staticmethod
+    def _event(name: str, payload: dict[str, Any]) -> str:
+        return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
+
+    @staticmethod
+    def _stop(reply: StubReply) -> str:
+        if reply.stop_reason:
+            return reply.stop_reason
+        return "tool_use" if reply.tool_calls else "end_turn"
