@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install services services-stop migrate run test lint bench clean
+.PHONY: install services services-stop migrate run test lint bench clean browser
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ migrate: services
 
 run: migrate
 	$(BIN)/python manage.py ensure_demo_user
+	# Index the bundled sample folder in-process (bounded; unchanged files are no-ops on later runs).
+	FOLDER_ID=$$($(BIN)/python manage.py folder_add --local sample_folder --owner demo) && \
+		$(BIN)/python manage.py folder_index "$$FOLDER_ID" --inline
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	@echo ""
 	@echo "  Web UI and API:  http://127.0.0.1:8000/   (API docs: /api/docs, admin: /admin/)"
@@ -39,8 +42,20 @@ run: migrate
 	@echo ""
 	$(BIN)/honcho start -f Procfile
 
-test: services
+test: services browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# --- browser tests (issue 9): Playwright drives Debian's chromium; it downloads no browser. ---
+CHROMIUM := /usr/bin/chromium
+BROWSER_PACKAGES := chromium fonts-dejavu-core
+
+browser:
+	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
+	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(BROWSER_PACKAGES)"; \
+	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
+	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
+	else echo "The browser tests need $(CHROMIUM): as root, run: $$install" >&2; exit 1; fi
+# --- end browser tests ---
 
 lint: install
 	$(BIN)/ruff check .

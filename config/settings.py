@@ -182,7 +182,7 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 BACKFILL_BATCH_SIZE = env_int("BACKFILL_BATCH_SIZE", 2000)
 # The backfill shrinks its batches to stay near this duration (short locks, short transactions).
-BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.5)
+BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.3)
 # Leave chunk search vectors NULL at write time and let the backfill fill them (see bench/README.md).
 INDEX_DEFER_SEARCH_VECTOR = env_bool("INDEX_DEFER_SEARCH_VECTOR", False)
 FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
@@ -220,10 +220,21 @@ LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.2)
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 4)
 
+# --- Chat -------------------------------------------------------------------------------------
+CHAT_SEARCH_K = env_int("CHAT_SEARCH_K", 8)
+CHAT_HISTORY_MAX_TOKENS = env_int("CHAT_HISTORY_MAX_TOKENS", 2000)
+CHAT_HISTORY_MAX_MESSAGES = env_int("CHAT_HISTORY_MAX_MESSAGES", 12)
+
+# --- Inbox and organize -----------------------------------------------------------------------
+INBOX_CONVERSATION_WINDOW_MINUTES = env_int("INBOX_CONVERSATION_WINDOW_MINUTES", 30)
+ORGANIZE_SUGGESTION_TTL_DAYS = env_int("ORGANIZE_SUGGESTION_TTL_DAYS", 7)
+
 # --- Agent ------------------------------------------------------------------------------------
 AGENT_MAX_ITERATIONS = env_int("AGENT_MAX_ITERATIONS", 6)
 AGENT_TOTAL_TIMEOUT_SECONDS = env_float("AGENT_TOTAL_TIMEOUT_SECONDS", 60.0)
 AGENT_TOOL_TIMEOUT_SECONDS = env_float("AGENT_TOOL_TIMEOUT_SECONDS", 15.0)
+# Passages gathered across searches are deduplicated and cut to this many tokens.
+AGENT_CONTEXT_MAX_TOKENS = env_int("AGENT_CONTEXT_MAX_TOKENS", 8000)
 WEBHOOK_TOOL_ALLOWED_HOSTS = env_list("WEBHOOK_TOOL_ALLOWED_HOSTS", [])
 
 # --- Events -----------------------------------------------------------------------------------
@@ -249,4 +260,6 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # Django's default config gives "django" its own console handler; one line per record is enough.
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
 }

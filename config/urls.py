@@ -15,4 +15,5 @@ urlpatterns = [
     path("api/", include("apps.chat.urls")),
     path("api/", include("apps.connectors.urls")),
     path("api/", include("apps.organize.urls")),
+    path("", include("apps.web.urls")),
 ]

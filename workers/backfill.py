@@ -1,1 +1,26 @@
 """Celery tasks for the backfill queue: thin wrappers that load by id and call a service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from workers.options import retrying
+
+# Leaves the queue to other work between runs; a run with rows left queues the next one.
+_RUN_SECONDS = 120
+
+
+@shared_task(
+    name="workers.backfill.backfill_search_vectors",
+    **retrying(OperationalError),
+    time_limit=300,
+    soft_time_limit=290,
+)
+def backfill_search_vectors() -> int:
+    from apps.library.backfill import search_vectors_backfill
+
+    result = search_vectors_backfill(max_seconds=_RUN_SECONDS)
+    if result.remaining:
+        backfill_search_vectors.delay()
+    return result.rows

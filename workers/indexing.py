@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from django.db import OperationalError
 
-from workers.options import RELIABLE
+from apps.connectors.base import SourceTransientError
+from workers.options import retrying
+
+_RETRIED = retrying(SourceTransientError, OperationalError)
 
 
-@shared_task(name="workers.indexing.index_folder", **RELIABLE, time_limit=1800, soft_time_limit=1750)
+@shared_task(name="workers.indexing.index_folder", **_RETRIED, time_limit=1800, soft_time_limit=1750)
 def index_folder(folder_id: int) -> None:
     from apps.library.indexing import folder_index
 
     folder_index(folder_id=folder_id)
 
 
-@shared_task(name="workers.indexing.index_file", **RELIABLE, time_limit=900, soft_time_limit=870)
-def index_file(file_id: int) -> None:
+@shared_task(bind=True, name="workers.indexing.index_file", **_RETRIED, time_limit=900, soft_time_limit=870)
+def index_file(self: Any, file_id: int) -> None:
     from apps.library.indexing import file_index
 
-    file_index(file_id=file_id)
+    # The task id is the file's claim token: a redelivery of this message takes the file back.
+    file_index(file_id=file_id, task_id=self.request.id or "")

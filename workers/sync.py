@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import OperationalError
 
-from workers.options import RELIABLE
+from apps.connectors.base import SourceTransientError
+from workers.options import RELIABLE, retrying
 
 
-@shared_task(name="workers.sync.sync_folder", **RELIABLE, time_limit=1800, soft_time_limit=1750)
+@shared_task(
+    name="workers.sync.sync_folder",
+    **retrying(SourceTransientError, OperationalError),
+    time_limit=1800,
+    soft_time_limit=1750,
+)
 def sync_folder(folder_id: int) -> None:
     from apps.library.sync import folder_sync
 
     folder_sync(folder_id=folder_id)
+
+
+@shared_task(name="workers.sync.sync_due_folders", **RELIABLE, time_limit=60, soft_time_limit=50)
+def sync_due_folders() -> int:
+    from apps.library.sync import folders_sync_due_enqueue
+
+    return len(folders_sync_due_enqueue())

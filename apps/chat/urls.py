@@ -1,3 +1,16 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from apps.chat import apis, sse
+
+urlpatterns = [
+    path("folders/<int:folder_id>/chat", apis.FolderChatApi.as_view(), name="folder-chat"),
+    path("conversations", apis.ConversationListApi.as_view(), name="conversations"),
+    path("conversations/<int:conversation_id>", apis.ConversationDetailApi.as_view(), name="conversation-detail"),
+    path(
+        "conversations/<int:conversation_id>/archive",
+        apis.ConversationArchiveApi.as_view(),
+        name="conversation-archive",
+    ),
+    path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),
+]

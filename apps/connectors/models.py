@@ -9,8 +9,9 @@ class DriveCredential(TimestampedModel):
     """A user's Google OAuth tokens, encrypted at rest and never logged."""
 
     owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drive_credential")
-    access_token = EncryptedTextField(blank=True)
-    refresh_token = EncryptedTextField(blank=True)
+    # Nullable: an empty secret is stored as NULL (nothing to encrypt), e.g. once disconnected.
+    access_token = EncryptedTextField(blank=True, null=True)
+    refresh_token = EncryptedTextField(blank=True, null=True)
     token_expiry = models.DateTimeField(null=True, blank=True)
     scopes = models.JSONField(default=list, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -24,4 +25,4 @@ class OAuthState(TimestampedModel):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     state = models.CharField(max_length=128, unique=True)
-    code_verifier = EncryptedTextField(blank=True)
+    code_verifier = EncryptedTextField(blank=True, null=True)

@@ -1,3 +1,11 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from apps.connectors import apis
+from apps.library import sync_apis
+
+urlpatterns = [
+    path("drive/connect", apis.DriveConnectApi.as_view(), name="drive-connect"),
+    path("drive/callback", apis.DriveCallbackApi.as_view(), name="drive-callback"),
+    path("drive/disconnect", apis.DriveDisconnectApi.as_view(), name="drive-disconnect"),
+    path("folders/<int:folder_id>/sync-log", sync_apis.FolderSyncLogApi.as_view(), name="folder-sync-log"),
+]

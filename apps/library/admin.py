@@ -13,8 +13,16 @@ class FolderAdmin(admin.ModelAdmin[Folder]):
     list_display = ["name", "owner", "source", "status", "files_indexed", "files_total", "last_synced_at"]
     list_filter = ["source", "status"]
     search_fields = ["name", "external_id", "owner__username"]
-    readonly_fields = ["files_total", "files_indexed", "last_synced_at", "sync_cursor", "sync_started_at",
-                       "last_full_listing_at", "created_at", "updated_at"]
+    readonly_fields = [
+        "files_total",
+        "files_indexed",
+        "last_synced_at",
+        "sync_cursor",
+        "sync_started_at",
+        "last_full_listing_at",
+        "created_at",
+        "updated_at",
+    ]
     actions = ["reindex", "sync_now"]
 
     @admin.action(description="Re-index selected folders")
@@ -37,8 +45,17 @@ class FileAdmin(admin.ModelAdmin[File]):
     search_fields = ["path", "name", "external_id"]
     list_select_related = ["folder"]
     exclude = ["embedding"]
-    readonly_fields = ["checksum", "indexed_checksum", "indexed_at", "chunk_count", "preview", "digest", "error",
-                       "created_at", "updated_at"]
+    readonly_fields = [
+        "checksum",
+        "indexed_checksum",
+        "indexed_at",
+        "chunk_count",
+        "preview",
+        "digest",
+        "error",
+        "created_at",
+        "updated_at",
+    ]
     actions = ["reindex"]
 
     @admin.action(description="Re-index selected files")

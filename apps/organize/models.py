@@ -43,7 +43,9 @@ class OrganizationSuggestion(TimestampedModel):
 
 
 class OrganizationSettings(TimestampedModel):
-    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="organization_settings")
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="organization_settings"
+    )
     auto_suggest = models.BooleanField(default=True)
     suggest_threshold = models.FloatField(default=0.8)
     auto_move = models.BooleanField(default=False)
@@ -66,7 +68,9 @@ class OrganizationDecision(TimestampedModel):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="+")
-    suggestion = models.ForeignKey(OrganizationSuggestion, on_delete=models.SET_NULL, null=True, related_name="decisions")
+    suggestion = models.ForeignKey(
+        OrganizationSuggestion, on_delete=models.SET_NULL, null=True, related_name="decisions"
+    )
     file_name = models.CharField(max_length=255)
     suggested_target = models.CharField(max_length=1024)
     final_target = models.CharField(max_length=1024, blank=True)
@@ -77,7 +81,9 @@ class OrganizationDecision(TimestampedModel):
 class FileMove(TimestampedModel):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="moves")
-    suggestion = models.ForeignKey(OrganizationSuggestion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    suggestion = models.ForeignKey(
+        OrganizationSuggestion, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     from_path = models.CharField(max_length=1024)
     to_path = models.CharField(max_length=1024)
     automatic = models.BooleanField(default=False)

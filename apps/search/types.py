@@ -33,3 +33,18 @@ class SearchHit:
     vector_rank: int | None = None
     keyword_rank: int | None = None
     score: float = 0.0
+    # Cosine distance to the question and the BM25 score, when that side found the chunk.
+    distance: float | None = None
+    keyword_score: float | None = None
+
+
+@dataclass(frozen=True)
+class FileHit:
+    file_id: int
+    file_name: str
+    path: str
+    mime_type: str
+    modified_time: dt.datetime | None
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    score: float = 0.0

@@ -1,3 +1,7 @@
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from apps.search import apis
+
+urlpatterns = [
+    path("folders/<int:folder_id>/search", apis.FolderSearchApi.as_view(), name="folder-search"),
+]

@@ -13,7 +13,9 @@ from apps.core.logging import RedactSecretsFilter
 def test_tokens_are_encrypted_at_rest(user):
     DriveCredential.objects.create(owner=user, access_token="ya29.secret-access", refresh_token="1//secret-refresh")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT access_token, refresh_token FROM connectors_drivecredential WHERE owner_id = %s", [user.pk])
+        cursor.execute(
+            "SELECT access_token, refresh_token FROM connectors_drivecredential WHERE owner_id = %s", [user.pk]
+        )
         raw_access, raw_refresh = cursor.fetchone()
     assert "secret" not in raw_access and "secret" not in raw_refresh
     stored = DriveCredential.objects.get(owner=user)

@@ -14,14 +14,21 @@ from tests.conftest import BASE_DIR
 
 def _admin_conninfo() -> dict:
     params = connection.settings_dict
-    return {"host": params["HOST"], "port": params["PORT"] or None, "user": params["USER"],
-            "password": params["PASSWORD"] or None, "dbname": "postgres", "autocommit": True}
+    return {
+        "host": params["HOST"],
+        "port": params["PORT"] or None,
+        "user": params["USER"],
+        "password": params["PASSWORD"] or None,
+        "dbname": "postgres",
+        "autocommit": True,
+    }
 
 
 def _manage(database_url: str, *args: str) -> str:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    result = subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -59,14 +66,26 @@ def test_migrations_reverse_to_zero_and_reapply_with_rows():
                 " VALUES (%s, %s, 0, 'Revenue grew in Q4-2024', %s::vector, '{}', 5)",
                 [file_id, folder_id, "[" + ",".join(["0.1"] * 384) + "]"],
             )
+            # A disconnected Drive credential: NULL secrets must survive the way back to NOT NULL.
+            db.execute(
+                "INSERT INTO connectors_drivecredential (owner_id, access_token, refresh_token, scopes, created_at,"
+                " updated_at) VALUES (%s, NULL, NULL, '[]', now(), now())",
+                [user_id],
+            )
             vector = db.execute("SELECT search_vector::text FROM library_chunk").fetchone()[0]
             assert "revenu" in vector  # the trigger filled the tsvector
-        for app in ["organize", "chat", "connectors", "library"]:
+        for app in ["organize", "chat", "connectors", "search", "library"]:
             _manage(url, "migrate", app, "zero", "--noinput")
         _manage(url, "migrate", "--noinput")
         with psycopg.connect(url) as db:
-            indexes = {row[0] for row in db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'library_chunk'")}
-        assert {"library_chunk_embedding_hnsw", "library_chunk_search_vector_gin", "library_chunk_folder_idx"} <= indexes
+            indexes = {
+                row[0] for row in db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'library_chunk'")
+            }
+        assert {
+            "library_chunk_embedding_hnsw",
+            "library_chunk_search_vector_gin",
+            "library_chunk_folder_idx",
+        } <= indexes
     finally:
         with psycopg.connect(**{k: v for k, v in _admin_conninfo().items() if v is not None}) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

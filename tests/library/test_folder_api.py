@@ -19,7 +19,9 @@ def folder(user, allowed_root):
 
 def test_create_local_folder_under_allowed_root(auth_client, allowed_root, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as callbacks:
-        response = auth_client.post("/api/folders", {"source": "local", "path": str(allowed_root / "notes")}, format="json")
+        response = auth_client.post(
+            "/api/folders", {"source": "local", "path": str(allowed_root / "notes")}, format="json"
+        )
     assert response.status_code == 201, response.json()
     body = response.json()
     assert body["name"] == "notes" and body["status"] == "indexing"
@@ -44,7 +46,9 @@ def test_create_folder_rejects_bad_input_with_a_message(auth_client, allowed_roo
 
 
 def test_create_local_folder_refuses_traversal_out_of_root(auth_client, allowed_root):
-    response = auth_client.post("/api/folders", {"source": "local", "path": f"{allowed_root}/notes/../../.."}, format="json")
+    response = auth_client.post(
+        "/api/folders", {"source": "local", "path": f"{allowed_root}/notes/../../.."}, format="json"
+    )
     assert response.status_code == 400
     assert "outside the allowed local roots" in response.json()["detail"]
 

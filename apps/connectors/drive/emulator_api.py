@@ -42,6 +42,7 @@ _DEFAULT_FIELDS = {
 }
 
 _access_tokens = itertools.count(1)
+_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 @dataclass
@@ -258,6 +259,10 @@ def _token(state: DriveState, request: Request, _: str) -> Reply:
     form = {key: values[-1] for key, values in parse_qs(request.body.decode()).items()}
     if form.get("grant_type") == "authorization_code":
         return _code_exchange(state, form)
+    if form.get("grant_type") == _JWT_BEARER and form.get("assertion"):
+        # A service account's signed assertion: accepted unchecked, the emulator knows no keys.
+        token = {"access_token": f"emu-access-{next(_access_tokens)}", "expires_in": 3599, "token_type": "Bearer"}
+        return Reply(body=json.dumps(token).encode())
     if form.get("grant_type") != "refresh_token" or form.get("refresh_token") in state.revoked_refresh_tokens:
         error = {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
         return Reply(body=json.dumps(error).encode(), status=400)

@@ -7,97 +7,184 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('chat', '0001_initial'),
-        ('library', '0001_initial'),
+        ("chat", "0001_initial"),
+        ("library", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='OrganizationSettings',
+            name="OrganizationSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('auto_suggest', models.BooleanField(default=True)),
-                ('suggest_threshold', models.FloatField(default=0.8)),
-                ('auto_move', models.BooleanField(default=False)),
-                ('auto_move_threshold', models.FloatField(default=0.95)),
-                ('include_folders', models.JSONField(blank=True, default=list)),
-                ('exclude_folders', models.JSONField(blank=True, default=list)),
-                ('owner', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='organization_settings', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("auto_suggest", models.BooleanField(default=True)),
+                ("suggest_threshold", models.FloatField(default=0.8)),
+                ("auto_move", models.BooleanField(default=False)),
+                ("auto_move_threshold", models.FloatField(default=0.95)),
+                ("include_folders", models.JSONField(blank=True, default=list)),
+                ("exclude_folders", models.JSONField(blank=True, default=list)),
+                (
+                    "owner",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="organization_settings",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'organization settings',
+                "verbose_name_plural": "organization settings",
             },
         ),
         migrations.CreateModel(
-            name='OrganizationSuggestion',
+            name="OrganizationSuggestion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('source_path', models.CharField(max_length=1024)),
-                ('target_folder', models.CharField(help_text='Folder path relative to the root', max_length=1024)),
-                ('reasoning', models.TextField(blank=True)),
-                ('confidence', models.FloatField(default=0.0)),
-                ('alternatives', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('accepted', 'Accepted'), ('rejected', 'Rejected'), ('expired', 'Expired')], default='pending', max_length=16)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('file', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='suggestions', to='library.file')),
-                ('folder', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='suggestions', to='library.folder')),
-                ('message', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='chat.message')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("source_path", models.CharField(max_length=1024)),
+                ("target_folder", models.CharField(help_text="Folder path relative to the root", max_length=1024)),
+                ("reasoning", models.TextField(blank=True)),
+                ("confidence", models.FloatField(default=0.0)),
+                ("alternatives", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("accepted", "Accepted"),
+                            ("rejected", "Rejected"),
+                            ("expired", "Expired"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "file",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="suggestions", to="library.file"
+                    ),
+                ),
+                (
+                    "folder",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="suggestions", to="library.folder"
+                    ),
+                ),
+                (
+                    "message",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="chat.message",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='OrganizationDecision',
+            name="OrganizationDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('file_name', models.CharField(max_length=255)),
-                ('suggested_target', models.CharField(max_length=1024)),
-                ('final_target', models.CharField(blank=True, max_length=1024)),
-                ('action', models.CharField(choices=[('accept', 'Accepted'), ('reject', 'Rejected'), ('choose', 'Chose another folder')], max_length=8)),
-                ('digest_embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
-                ('folder', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='library.folder')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('suggestion', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='decisions', to='organize.organizationsuggestion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("file_name", models.CharField(max_length=255)),
+                ("suggested_target", models.CharField(max_length=1024)),
+                ("final_target", models.CharField(blank=True, max_length=1024)),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("accept", "Accepted"), ("reject", "Rejected"), ("choose", "Chose another folder")],
+                        max_length=8,
+                    ),
+                ),
+                ("digest_embedding", pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
+                (
+                    "folder",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="library.folder"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "suggestion",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="decisions",
+                        to="organize.organizationsuggestion",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='FileMove',
+            name="FileMove",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('from_path', models.CharField(max_length=1024)),
-                ('to_path', models.CharField(max_length=1024)),
-                ('automatic', models.BooleanField(default=False)),
-                ('undone_at', models.DateTimeField(blank=True, null=True)),
-                ('file', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='moves', to='library.file')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('suggestion', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='organize.organizationsuggestion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("from_path", models.CharField(max_length=1024)),
+                ("to_path", models.CharField(max_length=1024)),
+                ("automatic", models.BooleanField(default=False)),
+                ("undone_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "file",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="moves", to="library.file"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "suggestion",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="organize.organizationsuggestion",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.AddIndex(
-            model_name='organizationsuggestion',
-            index=models.Index(fields=['owner', 'status', '-created_at'], name='organize_or_owner_i_debf96_idx'),
+            model_name="organizationsuggestion",
+            index=models.Index(fields=["owner", "status", "-created_at"], name="organize_or_owner_i_debf96_idx"),
         ),
         migrations.AddConstraint(
-            model_name='organizationsuggestion',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'pending')), fields=('file',), name='one_pending_suggestion_per_file'),
+            model_name="organizationsuggestion",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "pending")), fields=("file",), name="one_pending_suggestion_per_file"
+            ),
         ),
     ]

@@ -1,0 +1,435 @@
+"""The bounded research loop: the model calls tools until it answers, and can never run away.
+
+Each turn the provider sees the tools; the calls it makes run concurrently, each in its own
+thread with the per-tool timeout, and their results go back paired to the call ids. Limits:
+`max_iterations` model turns with tools (then a final answer is forced from what was gathered,
+and the answer says so), a total timeout, a per-tool timeout. When the provider fails, the loop
+breaks or the total timeout passes, `AgentFallbackError` tells the caller to answer another way
+(standard mode), unless answer text already streamed: then the error itself propagates.
+
+Model calls also run in a worker thread, so the total timeout holds even while a provider hangs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import TimeoutError as FuturesTimeoutError
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+from apps.chat.agent.context import AgentContext, TraceEntry
+from apps.chat.agent.prompts import (
+    AGENT_SYSTEM_PROMPT,
+    FINAL_ANSWER_SYSTEM_PROMPT,
+    ITERATION_LIMIT_NOTE,
+    final_answer_prompt,
+    loop_system_prompt,
+)
+from apps.chat.agent.registry import ToolContext, ToolKind, ToolOutput, ToolRegistry
+from apps.chat.events import RunEvents
+from apps.chat.prompts import HistoryTurn, standard_messages
+from apps.chat.types import Citation
+from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
+from apps.llm.factory import get_llm
+from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, Usage
+
+logger = logging.getLogger(__name__)
+
+INPUT_VALUE_CHARS = 300
+SUMMARY_CHARS = 200
+REASONING_CHARS = 500
+
+
+class Finish(StrEnum):
+    ANSWERED = "answered"  # the model stopped calling tools and answered
+    ITERATION_LIMIT = "iteration_limit"  # answer forced after the last allowed turn
+    EMPTY_ANSWER = "empty_answer"  # the model stopped with no text; answer forced
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_iterations: int = 6
+    total_timeout_seconds: float = 60.0
+    tool_timeout_seconds: float = 15.0
+    context_max_tokens: int = 8000
+    max_calls_per_turn: int = 8
+
+    @classmethod
+    def from_settings(cls) -> AgentLimits:
+        return cls(
+            max_iterations=settings.AGENT_MAX_ITERATIONS,
+            total_timeout_seconds=settings.AGENT_TOTAL_TIMEOUT_SECONDS,
+            tool_timeout_seconds=settings.AGENT_TOOL_TIMEOUT_SECONDS,
+            context_max_tokens=settings.AGENT_CONTEXT_MAX_TOKENS,
+        )
+
+
+@dataclass(frozen=True)
+class AgentProgress:
+    """What a loop did, answered or not: stored on the run either way."""
+
+    iterations: int
+    tool_calls: tuple[dict[str, Any], ...]
+    metrics: dict[str, Any]
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    text: str
+    citations: tuple[Citation, ...]
+    model: str
+    finish: Finish
+    progress: AgentProgress
+    context: AgentContext
+
+
+class AgentFallbackError(Exception):
+    def __init__(self, reason: str, *, progress: AgentProgress) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.progress = progress
+
+
+def agent_loop_run(
+    *,
+    question: str,
+    history: Sequence[HistoryTurn],
+    tools: ToolRegistry,
+    tool_context: ToolContext,
+    events: RunEvents,
+    system_prompt: str = AGENT_SYSTEM_PROMPT,
+    final_system_prompt: str = FINAL_ANSWER_SYSTEM_PROMPT,
+    limits: AgentLimits | None = None,
+    llm: LLMProvider | None = None,
+) -> AgentOutcome:
+    """Research `question` with `tools` until answered. Publishes status, tool_call, tool_result
+    and text_delta events; the caller persists the answer and publishes message/done."""
+    loop = _AgentLoop(
+        question=question,
+        history=history,
+        tools=tools,
+        tool_context=tool_context,
+        events=events,
+        system_prompt=system_prompt,
+        final_system_prompt=final_system_prompt,
+        limits=limits or AgentLimits.from_settings(),
+        llm=llm or get_llm("agent"),
+    )
+    return loop.run()
+
+
+class _AgentLoop:
+    def __init__(
+        self,
+        *,
+        question: str,
+        history: Sequence[HistoryTurn],
+        tools: ToolRegistry,
+        tool_context: ToolContext,
+        events: RunEvents,
+        system_prompt: str,
+        final_system_prompt: str,
+        limits: AgentLimits,
+        llm: LLMProvider,
+    ) -> None:
+        self.question = question
+        self.history = history
+        self.tools = tools
+        self.tool_context = tool_context
+        self.events = events
+        self.system_prompt = loop_system_prompt(base=system_prompt, max_iterations=limits.max_iterations)
+        self.final_system_prompt = final_system_prompt
+        self.limits = limits
+        self.llm = llm
+        self.context = AgentContext(max_tokens=limits.context_max_tokens)
+        self.records: list[dict[str, Any]] = []
+        self.kinds: Counter[ToolKind] = Counter()
+        self.iterations = 0
+        self.llm_calls = 0
+        self.usage = Usage()
+        self.model = ""
+        self.started = time.monotonic()
+        self.deadline = self.started + limits.total_timeout_seconds
+        # A model call abandoned at the deadline may still stream; once it is abandoned its text
+        # must not reach the run's events, and the check and the publish must not interleave.
+        self.text_emitted = False
+        self._text_open = True
+        self._text_lock = threading.Lock()
+
+    def run(self) -> AgentOutcome:
+        try:
+            return self._research()
+        except AgentFallbackError:
+            raise
+        except LLMError as exc:
+            if self.text_emitted:
+                raise
+            raise self._fallback(f"model error: {exc}") from exc
+        except Exception as exc:  # whatever broke, the question still gets an answer
+            if self.text_emitted:
+                raise
+            logger.exception("agent loop failed")
+            raise self._fallback(f"agent loop failed: {type(exc).__name__}: {exc}") from exc
+
+    def _research(self) -> AgentOutcome:
+        messages = standard_messages(history=self.history, question=self.question, sources=[])
+        specs = self.tools.specs()
+        while self.iterations < self.limits.max_iterations:
+            self.iterations += 1
+            response = self._complete(messages=messages, tools=specs, system=self.system_prompt)
+            if not response.tool_calls:
+                if not response.text.strip():
+                    return self._forced_answer(Finish.EMPTY_ANSWER)
+                return self._answer(response.text)
+            messages.append(response.as_message())
+            messages.extend(self._run_tools(response.tool_calls, reasoning=response.text))
+        return self._forced_answer(Finish.ITERATION_LIMIT)
+
+    # -- model calls -------------------------------------------------------------------------------
+    def _complete(
+        self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str, stream: bool = False
+    ) -> LLMResponse:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timed_out()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
+        future = pool.submit(
+            self.llm.complete,
+            messages=list(messages),
+            tools=tools,
+            system=system,
+            on_text=self._on_text if stream else None,
+        )
+        pool.shutdown(wait=False)
+        self.llm_calls += 1
+        try:
+            response = future.result(timeout=remaining)
+        except FuturesTimeoutError:
+            with self._text_lock:
+                self._text_open = False
+            raise self._timed_out() from None
+        self.usage = _add(self.usage, response.usage)
+        self.model = response.model or self.model
+        return response
+
+    def _on_text(self, delta: TextDelta) -> None:
+        with self._text_lock:
+            if self._text_open:
+                self.text_emitted = True
+                self.events.text(delta)
+
+    def _answer(self, text: str) -> AgentOutcome:
+        # Text of a turn may turn out to come with tool calls, so turns are not streamed live:
+        # the answer is known to be one only once its turn is complete.
+        self.events.status("generating", iteration=self.iterations)
+        stream_text(text, self._on_text)
+        self.events.flush_text()
+        return self._outcome(text, Finish.ANSWERED)
+
+    def _forced_answer(self, finish: Finish) -> AgentOutcome:
+        """Answer from the gathered passages and the search trace, with no tools offered.
+
+        A fresh prompt rather than the tool-call history: providers refuse tool-use turns in a
+        request that declares no tools, and the context is the deduplicated, budgeted view anyway.
+        """
+        self.events.status("generating", iteration=self.iterations, forced=True, reason=finish.value)
+        messages = standard_messages(history=self.history, question=self.question, sources=[])
+        stopped = (
+            f"limit of {self.limits.max_iterations} tool rounds reached"
+            if finish is Finish.ITERATION_LIMIT
+            else "the model gave no answer"
+        )
+        prompt = final_answer_prompt(
+            question=self.question, sources=self.context.passages, trace=self.context.trace_text(), stopped=stopped
+        )
+        messages[-1] = Message.user(prompt)
+        response = self._complete(messages=messages, tools=None, system=self.final_system_prompt, stream=True)
+        text = response.text
+        if not text.strip():
+            raise self._fallback("the model gave no final answer")
+        if finish is Finish.ITERATION_LIMIT:
+            note = ITERATION_LIMIT_NOTE.format(limit=self.limits.max_iterations)
+            self._on_text(TextDelta(text=note))
+            text += note
+        self.events.flush_text()
+        return self._outcome(text, finish)
+
+    # -- tools -------------------------------------------------------------------------------------
+    def _run_tools(self, calls: Sequence[ToolCall], *, reasoning: str) -> list[Message]:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timed_out()
+        iteration = self.iterations
+        for phase in dict.fromkeys(self._phase(call.name) for call in calls):
+            self.events.status(phase, iteration=iteration)
+        for index, call in enumerate(calls):
+            data: dict[str, Any] = {
+                "call_id": call.id,
+                "tool_name": call.name,
+                "tool_input": _clip_input(call.arguments),
+                "iteration": iteration,
+                "status": "running",
+            }
+            if index == 0 and reasoning.strip():
+                data["reasoning"] = _clip(reasoning.strip(), REASONING_CHARS)
+            self.events.emit("tool_call", data)
+
+        runnable = calls[: self.limits.max_calls_per_turn]
+        budget = min(self.limits.tool_timeout_seconds, remaining)
+        context = replace(self.tool_context, deadline=time.monotonic() + budget)
+        pool = ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="agent-tool")
+        try:
+            futures = [pool.submit(_execute, self.tools, call, context) for call in runnable]
+            wait(futures, timeout=budget)
+        finally:
+            # A tool still running past its timeout is left to finish on its own; nobody waits.
+            pool.shutdown(wait=False, cancel_futures=True)
+        return [
+            self._tool_result(call, *self._output(call, futures, index, budget), iteration=iteration)
+            for index, call in enumerate(calls)
+        ]
+
+    def _output(
+        self, call: ToolCall, futures: list[Future[tuple[ToolOutput, int]]], index: int, budget: float
+    ) -> tuple[ToolOutput, int]:
+        if index >= len(futures):
+            limit = self.limits.max_calls_per_turn
+            return ToolOutput.error(f"not run: at most {limit} tool calls run per turn"), 0
+        if futures[index].done():
+            return futures[index].result()
+        return ToolOutput.error(f"{call.name} timed out after {budget:g} s"), round(budget * 1000)
+
+    def _tool_result(self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int) -> Message:
+        payload, stats = self.context.render(output.data)
+        if stats.omitted:
+            payload["context_full"] = (
+                f"{stats.omitted} more passages were left out: the context budget is spent. Answer with what you have."
+            )
+        if output.trace is not None:
+            self.context.record(
+                TraceEntry(iteration=iteration, tool=call.name, attempt=output.trace, hits=stats.hits, new=stats.new)
+            )
+        if output.usage is not None:
+            self.llm_calls += 1
+            self.usage = _add(self.usage, output.usage)
+        tool = self.tools.get(call.name)
+        self.kinds[tool.kind if tool else ToolKind.OTHER] += 1
+        summary = _clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
+        status = "error" if output.is_error else "complete"
+        tool_input = _clip_input(call.arguments)
+        self.records.append(
+            {
+                "id": call.id,
+                "iteration": iteration,
+                "name": call.name,
+                "input": tool_input,
+                "output": summary,
+                "status": status,
+                "duration_ms": duration_ms,
+            }
+        )
+        self.events.emit(
+            "tool_result",
+            {
+                "call_id": call.id,
+                "tool_name": call.name,
+                "tool_input": tool_input,
+                "tool_output": summary,
+                "status": status,
+                "duration_ms": duration_ms,
+                "iteration": iteration,
+            },
+        )
+        content = json.dumps(payload, ensure_ascii=False, default=_json_value)
+        return Message.tool_result(tool_call_id=call.id, content=content, is_error=output.is_error)
+
+    def _phase(self, name: str) -> str:
+        tool = self.tools.get(name)
+        return tool.phase if tool else "working"
+
+    # -- results -----------------------------------------------------------------------------------
+    def _timed_out(self) -> Exception:
+        limit = self.limits.total_timeout_seconds
+        if self.text_emitted:
+            return LLMTimeoutError(f"the agent's total timeout of {limit:g} s passed while answering")
+        return self._fallback(f"total timeout of {limit:g} s reached")
+
+    def _fallback(self, reason: str) -> AgentFallbackError:
+        return AgentFallbackError(reason, progress=self._progress(finish=None))
+
+    def _outcome(self, text: str, finish: Finish) -> AgentOutcome:
+        return AgentOutcome(
+            text=text,
+            citations=self.context.citations(text),
+            model=self.model or self.llm.model,
+            finish=finish,
+            progress=self._progress(finish=finish),
+            context=self.context,
+        )
+
+    def _progress(self, *, finish: Finish | None) -> AgentProgress:
+        metrics = {
+            "iterations": self.iterations,
+            "searches": self.kinds[ToolKind.SEARCH],
+            "reads": self.kinds[ToolKind.READ],
+            "calls": len(self.records),
+            "tool_errors": sum(record["status"] == "error" for record in self.records),
+            "llm_calls": self.llm_calls,
+            "tokens": {"input": self.usage.input_tokens, "output": self.usage.output_tokens},
+            "duration_ms": round((time.monotonic() - self.started) * 1000),
+            "passages": len(self.context.passages),
+            "context_tokens": self.context.tokens_used,
+            "search_trace": [entry.line() for entry in self.context.trace],
+            "finish": finish.value if finish else "fallback",
+            "forced_final_answer": finish is not None and finish is not Finish.ANSWERED,
+            "fallback_used": finish is None,
+        }
+        return AgentProgress(
+            iterations=self.iterations, tool_calls=tuple(self.records), metrics=metrics, usage=self.usage
+        )
+
+
+def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext) -> tuple[ToolOutput, int]:
+    started = time.perf_counter()
+    try:
+        return tools.execute(call, context), round((time.perf_counter() - started) * 1000)
+    finally:
+        # Pool threads end with their turn; a connection they opened would otherwise leak.
+        connections.close_all()
+
+
+def _json_value(value: Any) -> str:
+    return value.isoformat() if isinstance(value, dt.date) else str(value)
+
+
+def _add(total: Usage, more: Usage) -> Usage:
+    return Usage(
+        input_tokens=total.input_tokens + more.input_tokens, output_tokens=total.output_tokens + more.output_tokens
+    )
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clip_input(value: Any) -> Any:
+    """Arguments as shown in events and stored on the run: long values cut, shape kept."""
+    if isinstance(value, str):
+        return _clip(value, INPUT_VALUE_CHARS)
+    if isinstance(value, Mapping):
+        return {str(key): _clip_input(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clip_input(item) for item in value[:20]]
+    return value

@@ -1,0 +1,83 @@
+"""Reads the agent's tools make. Every one is scoped by `folder_id`: that filter is the tools'
+authorization, so a file of another folder is indistinguishable from a missing one."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Max, Min, QuerySet
+
+from apps.library.models import Chunk, File, Folder
+
+_FILE_FIELDS_UNUSED = ("embedding", "search_vector", "preview")
+
+
+@dataclass(frozen=True)
+class Block:
+    chunk_id: int
+    chunk_index: int
+    text: str
+    location: dict[str, Any]
+
+
+def folder_file_get(*, folder_id: int, file_id: int) -> File | None:
+    return File.objects.filter(pk=file_id, folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED).first()
+
+
+def folder_files_get(*, folder_id: int, file_ids: list[int]) -> dict[int, File]:
+    files = File.objects.filter(pk__in=file_ids, folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED)
+    return {file.pk: file for file in files}
+
+
+def file_blocks(*, folder_id: int, file_id: int, limit: int) -> list[Block]:
+    """The file's chunks in document order, at most `limit`."""
+    rows = (
+        Chunk.objects.filter(file_id=file_id, folder_id=folder_id)
+        .order_by("chunk_index")
+        .values_list("id", "chunk_index", "text", "location")[:limit]
+    )
+    return [Block(chunk_id=row[0], chunk_index=row[1], text=row[2], location=row[3] or {}) for row in rows]
+
+
+def folder_recent_files(*, folder_id: int, limit: int, file_type: str | None = None) -> list[File]:
+    """Newest first by modification time. `file_type` is a MIME type or prefix ("image/") or an
+    extension ("pdf", ".pdf")."""
+    files = _files(folder_id)
+    if file_type:
+        if "/" in file_type:
+            files = files.filter(mime_type__istartswith=file_type)
+        else:
+            files = files.filter(name__iendswith="." + file_type.lstrip("."))
+    return list(files.order_by("-modified_time", "-id")[:limit])
+
+
+def folder_files_modified_between(*, folder_id: int, after: dt.datetime, before: dt.datetime, limit: int) -> list[File]:
+    files = _files(folder_id).filter(modified_time__gte=after, modified_time__lt=before)
+    return list(files.order_by("-modified_time", "-id")[:limit])
+
+
+def folder_stats(*, folder_id: int) -> dict[str, Any] | None:
+    folder = Folder.objects.filter(pk=folder_id).first()
+    if folder is None:
+        return None
+    files = File.objects.filter(folder_id=folder_id)
+    by_status = dict(files.values_list("status").annotate(count=Count("id")).order_by())
+    by_type = files.values_list("mime_type").annotate(count=Count("id")).order_by("-count", "mime_type")[:10]
+    span = files.aggregate(oldest=Min("modified_time"), newest=Max("modified_time"))
+    return {
+        "folder_name": folder.name,
+        "status": folder.status,
+        "files": sum(by_status.values()),
+        "files_by_status": by_status,
+        "chunks": Chunk.objects.filter(folder_id=folder_id).count(),
+        "top_mime_types": {mime or "unknown": count for mime, count in by_type},
+        "oldest_modified": span["oldest"],
+        "newest_modified": span["newest"],
+        "last_synced_at": folder.last_synced_at,
+    }
+
+
+def _files(folder_id: int) -> QuerySet[File]:
+    return File.objects.filter(folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED)

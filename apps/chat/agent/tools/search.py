@@ -1,0 +1,190 @@
+"""Finding passages: hybrid search, query rewriting, search within a modification-date range."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from apps.chat.agent.context import Passage
+from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT, rewrite_prompt
+from apps.chat.agent.registry import DATA_NOTICE, Tool, ToolContext, ToolInput, ToolKind, ToolOutput, pydantic_tool
+from apps.chat.agent.selectors import folder_files_modified_between
+from apps.chat.agent.tools.files import file_summary
+from apps.llm.base import LLMError
+from apps.llm.extractive import ExtractiveProvider, rewrite_query_offline
+from apps.llm.factory import get_llm
+from apps.llm.types import Message
+from apps.search.selectors import chunk_search
+from apps.search.types import SearchFilters, SearchHit, SearchMode
+
+QUERY_MAX_CHARS = 1000
+REWRITE_MAX_TOKENS = 100
+
+
+class SearchFolderInput(ToolInput):
+    query: str = Field(
+        min_length=1,
+        max_length=QUERY_MAX_CHARS,
+        description="Specific search terms: names, dates, amounts, distinctive words the answer would contain.",
+    )
+    k: int = Field(default=8, ge=1, le=20, description="How many passages to return.")
+    mode: Literal["hybrid", "vector", "keyword"] = Field(
+        default="hybrid", description="hybrid (default), vector (meaning only) or keyword (exact words only)."
+    )
+
+
+class RewriteQueryInput(ToolInput):
+    original_query: str = Field(min_length=1, max_length=QUERY_MAX_CHARS, description="The query that searched badly.")
+    feedback: str = Field(
+        max_length=QUERY_MAX_CHARS,
+        description="What was wrong with its results, e.g. 'got 2023 figures, need 2024'.",
+    )
+
+
+class SearchByDateRangeInput(ToolInput):
+    start: dt.date = Field(description="First day of the range (YYYY-MM-DD, UTC), inclusive.")
+    end: dt.date = Field(description="Last day of the range (YYYY-MM-DD, UTC), inclusive.")
+    query: str | None = Field(
+        default=None,
+        max_length=QUERY_MAX_CHARS,
+        description="Optional search terms; without them the files modified in the range are listed.",
+    )
+    limit: int = Field(default=10, ge=1, le=20, description="How many passages or files to return.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SearchByDateRangeInput:
+        if self.end < self.start:
+            raise ValueError("end is before start")
+        return self
+
+
+def search_folder(arguments: SearchFolderInput, context: ToolContext) -> ToolOutput:
+    hits = chunk_search(
+        folder_id=context.folder_id, query=arguments.query, k=arguments.k, mode=SearchMode(arguments.mode)
+    )
+    data = {"query": arguments.query, "mode": arguments.mode, "results": _passages(hits), "notice": DATA_NOTICE}
+    if not hits:
+        data["message"] = "Nothing matched. Try other words, rewrite_query, or another mode."
+    return ToolOutput(data=data, summary=_found(hits), trace=f'"{arguments.query}" ({arguments.mode})')
+
+
+def rewrite_query(arguments: RewriteQueryInput, context: ToolContext) -> ToolOutput:
+    """With no model configured (the extractive provider), the offline rewrite keeps the content
+    words; when the model fails, the same, so a rewrite never costs the run."""
+    offline = rewrite_query_offline(original_query=arguments.original_query, feedback=arguments.feedback)
+    llm = get_llm("router")
+    if isinstance(llm, ExtractiveProvider):
+        return _rewritten(arguments, offline, method="offline")
+    try:
+        response = llm.complete(
+            messages=[
+                Message.user(rewrite_prompt(original_query=arguments.original_query, feedback=arguments.feedback))
+            ],
+            system=REWRITE_SYSTEM_PROMPT,
+            max_tokens=REWRITE_MAX_TOKENS,
+            temperature=0.0,
+        )
+    except LLMError:
+        return _rewritten(arguments, offline, method="offline (model failed)")
+    lines = response.text.strip().splitlines()
+    query = lines[0].strip().strip("\"'`").strip()[:QUERY_MAX_CHARS] if lines else ""
+    output = _rewritten(arguments, query or offline, method="model" if query else "offline (empty model answer)")
+    return ToolOutput(data=output.data, summary=output.summary, trace=output.trace, usage=response.usage)
+
+
+def search_by_date_range(arguments: SearchByDateRangeInput, context: ToolContext) -> ToolOutput:
+    after = dt.datetime.combine(arguments.start, dt.time.min, tzinfo=dt.UTC)
+    before = dt.datetime.combine(arguments.end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
+    span = f"{arguments.start.isoformat()}..{arguments.end.isoformat()}"
+    if not arguments.query:
+        files = folder_files_modified_between(
+            folder_id=context.folder_id, after=after, before=before, limit=arguments.limit
+        )
+        return ToolOutput(
+            data={"start": arguments.start, "end": arguments.end, "files": [file_summary(file) for file in files]},
+            summary=f"{len(files)} files modified in {span}",
+        )
+    hits = chunk_search(
+        folder_id=context.folder_id,
+        query=arguments.query,
+        k=arguments.limit,
+        filters=SearchFilters(modified_after=after, modified_before=before),
+    )
+    return ToolOutput(
+        data={
+            "query": arguments.query,
+            "start": arguments.start,
+            "end": arguments.end,
+            "results": _passages(hits),
+            "notice": DATA_NOTICE,
+        },
+        summary=_found(hits),
+        trace=f'"{arguments.query}" modified {span}',
+    )
+
+
+def _rewritten(arguments: RewriteQueryInput, query: str, *, method: str) -> ToolOutput:
+    return ToolOutput(
+        data={"original_query": arguments.original_query, "rewritten_query": query, "method": method},
+        summary=f'"{query}"',
+        trace=f'"{arguments.original_query}" -> "{query}"',
+    )
+
+
+def _passages(hits: list[SearchHit]) -> list[Passage]:
+    return [
+        Passage(
+            file_id=hit.file_id,
+            file_name=hit.file_name,
+            path=hit.path,
+            chunk_id=hit.chunk_id,
+            text=hit.text,
+            location=hit.location,
+            score=hit.score,
+        )
+        for hit in hits
+    ]
+
+
+def _found(hits: list[SearchHit]) -> str:
+    files = len({hit.file_id for hit in hits})
+    return f"{len(hits)} passages from {files} files"
+
+
+SEARCH_TOOLS: tuple[Tool, ...] = (
+    pydantic_tool(
+        name="search_folder",
+        description=(
+            "Search the folder's indexed files (semantic + keyword). Returns numbered passages with "
+            "file_id, file_name, path, location and text. Use it first, and again with other words "
+            "when results miss the question."
+        ),
+        input_model=SearchFolderInput,
+        run=search_folder,
+        phase="searching",
+        kind=ToolKind.SEARCH,
+    ),
+    pydantic_tool(
+        name="rewrite_query",
+        description=(
+            "Reformulate a search query whose results were poor; then call search_folder with the "
+            "rewritten_query. Say in feedback what was wrong with the results."
+        ),
+        input_model=RewriteQueryInput,
+        run=rewrite_query,
+        phase="rewriting",
+    ),
+    pydantic_tool(
+        name="search_by_date_range",
+        description=(
+            "Files modified between two dates (inclusive). With a query, the best matching passages "
+            "of those files; without, the files themselves, newest first."
+        ),
+        input_model=SearchByDateRangeInput,
+        run=search_by_date_range,
+        phase="searching",
+        kind=ToolKind.SEARCH,
+    ),
+)

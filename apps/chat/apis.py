@@ -1,0 +1,140 @@
+"""REST endpoints for chat. Views validate, call a service or selector, serialize."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from django.http import Http404, HttpResponseBase
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.chat import selectors, services
+from apps.chat.models import Conversation, ConversationStatus
+from apps.chat.serializers import (
+    ChatAcceptedOutputSerializer,
+    ConversationDetailOutputSerializer,
+    ConversationOutputSerializer,
+    RunOutputSerializer,
+    events_url,
+)
+from apps.chat.sse import event_stream_response
+from apps.library.selectors import folder_get
+
+MAX_MESSAGE_CHARS = 8000
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets `Accept: text/event-stream` through content negotiation.
+
+    A streamed chat is a StreamingHttpResponse and never rendered; what is rendered here is a 4xx,
+    sent as one `error` event so an SSE client can read why.
+    """
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return f"event: error\ndata: {json.dumps(data, default=str)}\n\n".encode()
+
+
+def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
+    conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise Http404("Conversation not found.")
+    return conversation
+
+
+class FolderChatApi(APIView):
+    """Ask a folder a question. `Accept: text/event-stream` streams the run's events in the response;
+    otherwise the run is queued and its events are on `events_url`."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "chat"
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    class ChatInputSerializer(serializers.Serializer):
+        message = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+        conversation_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+        agent_mode = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        request=ChatInputSerializer,
+        responses={
+            202: ChatAcceptedOutputSerializer,
+            (200, "text/event-stream"): OpenApiResponse(description="status, text_delta, message, done | error"),
+        },
+    )
+    def post(self, request: Request, folder_id: int) -> HttpResponseBase:
+        folder = folder_get(user=request.user, folder_id=folder_id)
+        if folder is None:
+            raise Http404("Folder not found.")
+        data = self.ChatInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        conversation = None
+        if values.get("conversation_id") is not None:
+            conversation = _conversation_or_404(request, values["conversation_id"])
+            if conversation.folder_id != folder.pk:
+                raise Http404("Conversation not found.")
+        run = services.chat_start(
+            user=request.user,  # type: ignore[arg-type]
+            folder=folder,
+            text=values["message"],
+            conversation=conversation,
+            agent_mode=values["agent_mode"],
+        )
+        if request.accepted_renderer.format == EventStreamRenderer.format:
+            services.run_start_thread(run=run)
+            response = event_stream_response(run_id=run.pk)
+            response["X-Run-Id"] = str(run.pk)
+            response["X-Conversation-Id"] = str(run.conversation_id)
+            return response
+        services.run_enqueue(run=run)
+        body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}
+        return Response(ChatAcceptedOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ConversationListApi(APIView):
+    class ConversationFilterSerializer(serializers.Serializer):
+        folder_id = serializers.IntegerField(required=False, min_value=1)
+        status = serializers.ChoiceField(choices=ConversationStatus.choices, required=False)
+
+    @extend_schema(parameters=[ConversationFilterSerializer], responses={200: ConversationOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        filters = self.ConversationFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        conversations = selectors.conversation_list(user=request.user, **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(conversations, request, view=self)
+        return paginator.get_paginated_response(ConversationOutputSerializer(page, many=True).data)
+
+
+class ConversationDetailApi(APIView):
+    @extend_schema(responses={200: ConversationDetailOutputSerializer})
+    def get(self, request: Request, conversation_id: int) -> Response:
+        return Response(ConversationDetailOutputSerializer(_conversation_or_404(request, conversation_id)).data)
+
+
+class ConversationArchiveApi(APIView):
+    @extend_schema(request=None, responses={200: ConversationOutputSerializer})
+    def post(self, request: Request, conversation_id: int) -> Response:
+        conversation = services.conversation_archive(conversation=_conversation_or_404(request, conversation_id))
+        return Response(ConversationOutputSerializer(conversation).data)
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses={200: RunOutputSerializer})
+    def get(self, request: Request, run_id: uuid.UUID) -> Response:
+        run = selectors.run_get(user=request.user, run_id=run_id)
+        if run is None:
+            raise Http404("Run not found.")
+        return Response(RunOutputSerializer(run).data)

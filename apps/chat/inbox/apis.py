@@ -1,0 +1,158 @@
+"""REST endpoints of inbox conversations (routed under /api/inbox/ by apps.organize.urls)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpResponseBase
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.chat.apis import MAX_MESSAGE_CHARS, EventStreamRenderer
+from apps.chat.inbox import selectors
+from apps.chat.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
+from apps.chat.inbox.services import inbox_conversation_start, inbox_message_post
+from apps.chat.models import AgentRun, Conversation, ConversationStatus
+from apps.chat.serializers import events_url
+from apps.chat.services import conversation_archive, run_enqueue, run_start_thread
+from apps.chat.sse import event_stream_response
+from apps.library.selectors import folder_get
+
+DETAIL_MESSAGES = 200
+
+
+def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
+    conversation = selectors.inbox_conversation_get(user=request.user, conversation_id=conversation_id)
+    if conversation is None:
+        raise Http404("Conversation not found.")
+    return conversation
+
+
+def _run_response(request: Request, *, conversation: Conversation, run: AgentRun) -> HttpResponseBase:
+    """Stream the run in this response (`Accept: text/event-stream`) or queue it: 202 + events URL."""
+    if request.accepted_renderer.format == EventStreamRenderer.format:
+        run_start_thread(run=run)
+        response = event_stream_response(run_id=run.pk)
+        response["X-Run-Id"] = str(run.pk)
+        response["X-Conversation-Id"] = str(conversation.pk)
+        return response
+    run_enqueue(run=run)
+    conversation = _conversation_or_404(request, conversation.pk)
+    messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=selectors.LIST_MESSAGES)
+    body: dict[str, Any] = {
+        "conversation": conversation,
+        "run_id": run.pk,
+        "message_id": run.question_id,
+        "events_url": events_url(run),
+    }
+    output = InboxRunAcceptedOutputSerializer(body, context={"messages": messages})
+    return Response(output.data, status=status.HTTP_202_ACCEPTED)
+
+
+class InboxConversationCollectionApi(APIView):
+    """List inbox conversations; POST gets the folder's current one (continued within 30 minutes,
+    otherwise new), and with a `message` also sends it: 202, events at `events_url` (to stream a
+    message in the response, post it to the conversation's messages)."""
+
+    throttle_scope = "chat"
+
+    class FilterSerializer(serializers.Serializer):
+        folder_id = serializers.IntegerField(required=False, min_value=1)
+        status = serializers.ChoiceField(choices=ConversationStatus.choices, required=False)
+
+    class StartInputSerializer(serializers.Serializer):
+        folder_id = serializers.IntegerField(min_value=1)
+        message = serializers.CharField(required=False, max_length=MAX_MESSAGE_CHARS)
+
+    def get_throttles(self) -> list[Any]:
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(parameters=[FilterSerializer], responses={200: InboxConversationOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        conversations = selectors.inbox_conversation_list(user=request.user, **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(conversations, request, view=self)
+        return paginator.get_paginated_response(InboxConversationOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=StartInputSerializer,
+        responses={200: InboxConversationOutputSerializer, 202: InboxRunAcceptedOutputSerializer},
+    )
+    def post(self, request: Request) -> HttpResponseBase:
+        data = self.StartInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        folder = folder_get(user=request.user, folder_id=data.validated_data["folder_id"])
+        if folder is None:
+            raise Http404("Folder not found.")
+        conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
+        if run is not None:
+            return _run_response(request, conversation=conversation, run=run)
+        return Response(InboxConversationOutputSerializer(_conversation_or_404(request, conversation.pk)).data)
+
+
+class InboxConversationDetailApi(APIView):
+    @extend_schema(responses={200: InboxConversationOutputSerializer})
+    def get(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation_or_404(request, conversation_id)
+        messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=DETAIL_MESSAGES)
+        return Response(InboxConversationOutputSerializer(conversation, context={"messages": messages}).data)
+
+
+class InboxMessageCreateApi(APIView):
+    """Send a message: the router picks query, organize, save, confirm, reject or chat.
+
+    `{"message": "..."}`, or the seed's `{"type": "text", "content": {"text": "..."}}`.
+    `Accept: text/event-stream` streams tool_call, tool_result, text_delta, message and done events
+    in the response; otherwise 202 with the run id, run on the agent queue, events at `events_url`.
+    """
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "chat"
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    class MessageInputSerializer(serializers.Serializer):
+        message = serializers.CharField(required=False, max_length=MAX_MESSAGE_CHARS)
+        type = serializers.ChoiceField(choices=["text"], required=False, default="text")
+        content = serializers.DictField(required=False)
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            text = attrs.get("message")
+            if text is None:
+                raw = (attrs.get("content") or {}).get("text")
+                text = raw.strip() if isinstance(raw, str) else ""
+            if not text:
+                raise serializers.ValidationError({"message": "Send the text as message or content.text."})
+            if len(text) > MAX_MESSAGE_CHARS:
+                raise serializers.ValidationError({"message": f"At most {MAX_MESSAGE_CHARS} characters."})
+            return {"text": text}
+
+    @extend_schema(
+        request=MessageInputSerializer,
+        responses={
+            202: InboxRunAcceptedOutputSerializer,
+            (200, "text/event-stream"): OpenApiResponse(
+                description="tool_call, tool_result, text_delta, message, done"
+            ),
+        },
+    )
+    def post(self, request: Request, conversation_id: int) -> HttpResponseBase:
+        conversation = _conversation_or_404(request, conversation_id)
+        data = self.MessageInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = inbox_message_post(conversation=conversation, text=data.validated_data["text"])
+        return _run_response(request, conversation=conversation, run=run)
+
+
+class InboxConversationArchiveApi(APIView):
+    @extend_schema(request=None, responses={200: InboxConversationOutputSerializer})
+    def post(self, request: Request, conversation_id: int) -> Response:
+        conversation = conversation_archive(conversation=_conversation_or_404(request, conversation_id))
+        return Response(InboxConversationOutputSerializer(conversation).data)

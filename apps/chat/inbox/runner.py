@@ -1,0 +1,411 @@
+"""Run mode "inbox": route the message, then answer it the way its intent calls for (seed 002).
+
+- confirm / reject: accept or decline the pending suggestion(s) the user is answering; no agent.
+- save: pasted text or a link becomes a note in inbox/; no agent.
+- chat: a short reply, or a clarifying question when the router was unsure; no agent.
+- query: the query agent; when it hands off, the organize agent takes the files it found.
+- organize: the organize agent, over the files the message means.
+
+Typed messages (search_result, suggestion, action_result, file, clarification) are written as
+they happen and published as `message` events; `run_execute` then saves the text reply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
+from apps.chat.agent.registry import ToolContext
+from apps.chat.events import RunEvents
+from apps.chat.inbox.conversations import inbox_message_add, message_event_payload
+from apps.chat.inbox.offline import OfflineQueryPlanner
+from apps.chat.inbox.organize_agent import MAX_FILES_PER_RUN, organize_agent_run, organize_task
+from apps.chat.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
+from apps.chat.inbox.router import Route, route_message
+from apps.chat.inbox.save import inbox_note_save
+from apps.chat.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
+from apps.chat.inbox.state import InboxRunState, ReplyEndsLoop
+from apps.chat.models import AgentRun, Conversation, Message, MessageType
+from apps.chat.prompts import HistoryTurn
+from apps.chat.selectors import conversation_history
+from apps.chat.standard import chat_run_standard
+from apps.chat.types import RunResult
+from apps.core.api import ApplicationError
+from apps.library.models import File, Folder
+from apps.llm.extractive import ExtractiveProvider
+from apps.llm.extractive_router import Intent, classify_intent
+from apps.llm.factory import get_llm
+from apps.llm.types import Usage
+from apps.organize.models import OrganizationSuggestion
+from apps.organize.paths import folder_path_clean, in_inbox
+from apps.organize.services import SuggestOutcome, file_suggest, suggestion_respond
+from apps.organize.terms import name_terms, organize_terms
+from apps.organize.tree import folder_tree
+
+logger = logging.getLogger(__name__)
+
+NO_MODEL = "inbox-router"
+MAX_CARDS = 5
+# "Move it" means the file just shown (the first card); "move them", all of them.
+_REFERS_TO_ONE = re.compile(r"\b(it|this|that|the (file|one))\b", re.IGNORECASE)
+_REFERS_TO_ALL = re.compile(r"\b(them|these|those|the (files|ones))\b", re.IGNORECASE)
+_THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
+_HINT_NOISE = re.compile(r"\b(my|the|a|folder|directory|dir)\b", re.IGNORECASE)
+GREETING = (
+    "Hi! I can find files and answer questions about them, and I suggest where new inbox files belong. "
+    "Try “find my W-2” or “organize my inbox”."
+)
+UNSURE = "I'm not sure what you'd like me to do. Should I look for something, or organize your inbox?"
+NOTHING_PENDING = "There's nothing waiting for a yes or no right now. What would you like to do?"
+OPTIONS = ["Find a file", "Organize my inbox"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    run: AgentRun
+    events: RunEvents
+    conversation: Conversation
+    question: Message
+    text: str
+    route: Route
+    pending: list[OrganizationSuggestion]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.run.pk)
+
+    def state(self) -> InboxRunState:
+        return InboxRunState(conversation=self.conversation, user_id=self.run.owner_id, run_id=self.run_id)
+
+    def history(self) -> list[HistoryTurn]:
+        return conversation_history(
+            conversation_id=self.conversation.pk,
+            before_message_id=self.question.pk,
+            max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
+            max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
+        )
+
+    def post(self, *, type: str, content: dict[str, Any], agent: str) -> Message:
+        message = inbox_message_add(
+            conversation=self.conversation, type=type, content=content, metadata={"agent": agent, "run_id": self.run_id}
+        )
+        self.events.emit("message", message_event_payload(message))
+        return message
+
+
+def chat_run_inbox(*, run: AgentRun, events: RunEvents) -> RunResult:
+    if run.question is None:
+        raise ValueError(f"run {run.pk} has no question")
+    conversation = run.conversation
+    if not Folder.objects.filter(pk=conversation.folder_id, owner_id=run.owner_id).exists():
+        raise ApplicationError("Folder not found.")
+    question = run.question
+    text = str(question.content.get("text", ""))
+    pending = pending_suggestions(conversation=conversation)
+    route = route_message(
+        text=text,
+        pending=_describe(pending) if pending else None,
+        context=recent_context(conversation_id=conversation.pk, before_message_id=question.pk),
+    )
+    # Stored before anything else can fail: every message keeps how it was routed and how fast.
+    Message.objects.filter(pk=question.pk).update(metadata={**question.metadata, "route": route.as_metadata()})
+    events.status(
+        "routed",
+        intent=route.intent.value,
+        confidence=route.confidence,
+        method=route.method,
+        latency_ms=round(route.latency_ms, 3),
+    )
+    turn = Turn(
+        run=run, events=events, conversation=conversation, question=question, text=text, route=route, pending=pending
+    )
+    result = _HANDLERS[route.intent](turn)
+    return dataclasses.replace(
+        result,
+        metrics={
+            **result.metrics,
+            "intent": route.intent.value,
+            "router_method": route.method,
+            "router_ms": round(route.latency_ms, 3),
+        },
+    )
+
+
+# -- without an agent ----------------------------------------------------------------------------
+
+
+def _confirm(turn: Turn) -> RunResult:
+    done: list[str] = []
+    failed: list[str] = []
+    for suggestion in turn.pending:
+        try:
+            outcome = suggestion_respond(suggestion_id=suggestion.pk, owner_id=turn.run.owner_id, action="accept")
+        except ApplicationError as exc:
+            failed.append(f"I could not move {suggestion.source_path}: {exc.message}")
+            continue
+        if outcome.move is not None:
+            done.append(f"{outcome.move.from_path} → {outcome.move.to_path}")
+        if outcome.message is not None:
+            turn.events.emit("message", message_event_payload(outcome.message))
+    lines = [f"Done: moved {done[0]}." if len(done) == 1 else f"Done: moved {len(done)} files."] if done else []
+    if len(done) > 1:
+        lines += [f"- {item}" for item in done]
+    return _reply("\n".join(lines + failed))
+
+
+def _reject(turn: Turn) -> RunResult:
+    kept: list[str] = []
+    for suggestion in turn.pending:
+        try:
+            suggestion_respond(suggestion_id=suggestion.pk, owner_id=turn.run.owner_id, action="reject")
+        except ApplicationError as exc:
+            logger.info("reject of suggestion %s: %s", suggestion.pk, exc.message)
+            continue
+        kept.append(suggestion.source_path)
+    if not kept:
+        return _reply("Those suggestions were already answered.")
+    names = ", ".join(kept)
+    return _reply(
+        f"OK, I'll leave {names} where {'it is' if len(kept) == 1 else 'they are'} and won't suggest that again."
+    )
+
+
+def _save(turn: Turn) -> RunResult:
+    folder = Folder.objects.get(pk=turn.conversation.folder_id)
+    try:
+        path = inbox_note_save(folder=folder, text=turn.text, url=turn.route.params.get("url"))
+    except ApplicationError as exc:
+        return _reply(exc.message)
+    turn.post(type=MessageType.FILE, content={"path": path}, agent="save")
+    return _reply(f"Saved to {path}. Once it is indexed I'll suggest where it belongs.")
+
+
+def _chat(turn: Turn) -> RunResult:
+    route = turn.route
+    unsure = route.params.get("fallback") == "true"
+    # A yes or no with nothing pending, whether the model or the offline rules noticed it.
+    unanswerable = route.classified_as in (Intent.CONFIRM.value, Intent.REJECT.value) or classify_intent(
+        turn.text, has_pending_suggestion=True
+    ).intent in (Intent.CONFIRM, Intent.REJECT)
+    if unsure or unanswerable:
+        question = NOTHING_PENDING if unanswerable else UNSURE
+        turn.post(type=MessageType.CLARIFICATION, content={"question": question, "options": OPTIONS}, agent="router")
+        return _reply(question)
+    return _reply("You're welcome!" if _THANKS.search(turn.text) else GREETING)
+
+
+# -- agents --------------------------------------------------------------------------------------
+
+
+def _query(turn: Turn) -> RunResult:
+    state = turn.state()
+    llm = get_llm("agent")
+    if isinstance(llm, ExtractiveProvider):
+        llm = OfflineQueryPlanner(search_query=turn.route.params.get("search_query") or turn.text)
+    try:
+        outcome = agent_loop_run(
+            question=turn.text,
+            history=turn.history(),
+            tools=query_tools(state),
+            tool_context=ToolContext(
+                folder_id=turn.conversation.folder_id, user_id=turn.run.owner_id, question=turn.text, run_id=turn.run_id
+            ),
+            events=turn.events,
+            system_prompt=QUERY_SYSTEM_PROMPT,
+            llm=ReplyEndsLoop(llm, state),
+        )
+    except AgentFallbackError as exc:
+        logger.warning("run %s: query agent fell back to standard mode: %s", turn.run.pk, exc.reason)
+        turn.events.status("fallback", reason=exc.reason)
+        result = chat_run_standard(run=turn.run, events=turn.events)
+        return dataclasses.replace(
+            result,
+            metrics={**result.metrics, "agent": "query", "fallback_used": True},
+            iterations=exc.progress.iterations,
+            tool_calls=exc.progress.tool_calls,
+            fallback_reason=exc.reason,
+        )
+    if state.handoff is not None:
+        turn.events.status("handoff", to="organize", files=len(state.handoff.file_ids), reason=state.handoff.reason)
+        handed = _organize(turn, file_ids=list(state.handoff.file_ids), target=state.handoff.target)
+        return _combined(handed, outcome, handoff={"from": "query", "to": "organize"})
+    cards = list(state.reply.cards) if state.reply is not None and state.reply.cards else list(state.found.values())
+    if cards:
+        turn.post(
+            type=MessageType.SEARCH_RESULT,
+            content={
+                "query": state.search_query or turn.text,
+                "results": [card.as_result() for card in cards[:MAX_CARDS]],
+                "totalFound": max(len(state.found), len(cards)),
+            },
+            agent="query",
+        )
+    return _agent_result(outcome, agent="query")
+
+
+def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str | None = None) -> RunResult:
+    folder_id = turn.conversation.folder_id
+    target = target or _target_of(turn.route, folder_id=folder_id)
+    paths = _paths_meant(turn, file_ids=file_ids, target=target)
+    if not paths:
+        return _reply("There's nothing in inbox/ waiting to be organized. Which file do you mean?")
+    state = turn.state()
+    offline = isinstance(get_llm("agent"), ExtractiveProvider)
+    waiting = [] if offline else [file.path for file in inbox_files(folder_id=folder_id)]
+    task = organize_task(message=turn.text, paths=paths, target=target, inbox=waiting)
+    try:
+        outcome = organize_agent_run(
+            state=state, task=task, history=turn.history(), paths=paths, target=target, events=turn.events
+        )
+    except AgentFallbackError as exc:
+        logger.warning("run %s: organize agent fell back to the policy: %s", turn.run.pk, exc.reason)
+        turn.events.status("fallback", reason=exc.reason)
+        outcomes = _policy_suggestions(turn, paths=paths)
+        result = _reply(_outcomes_text(outcomes))
+        return dataclasses.replace(
+            result,
+            metrics={"agent": "organize", "fallback_used": True},
+            iterations=exc.progress.iterations,
+            tool_calls=exc.progress.tool_calls,
+            fallback_reason=exc.reason,
+        )
+    _announce_suggestions(turn, suggestion_ids=state.suggestion_ids)
+    for message in Message.objects.filter(pk__in=state.action_message_ids).order_by("id"):
+        turn.events.emit("message", message_event_payload(message))
+    return _agent_result(outcome, agent="organize")
+
+
+_HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
+    Intent.CONFIRM: _confirm,
+    Intent.REJECT: _reject,
+    Intent.SAVE: _save,
+    Intent.CHAT: _chat,
+    Intent.QUERY: _query,
+    Intent.ORGANIZE: _organize,
+}
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> list[str]:
+    """The files a message means: handed over, named, referred back to, or the whole inbox."""
+    folder_id = turn.conversation.folder_id
+    files = File.objects.filter(folder_id=folder_id).defer("embedding", "search_vector", "preview")
+    if file_ids:
+        by_id = {file.pk: file.path for file in files.filter(pk__in=file_ids)}
+        return [by_id[pk] for pk in file_ids if pk in by_id][:MAX_FILES_PER_RUN]
+    named_path = turn.route.params.get("file_path")
+    if named_path and files.filter(path=named_path).exists():
+        return [named_path]
+    waiting = inbox_files(folder_id=folder_id)
+    words = set(organize_terms(turn.text)) - set(organize_terms(target or ""))
+    named = [file.path for file in waiting if words & set(name_terms(file.name))]
+    if named:
+        return named[:MAX_FILES_PER_RUN]
+    every, one = _REFERS_TO_ALL.search(turn.text), _REFERS_TO_ONE.search(turn.text)
+    if every or one:
+        shown = last_shown_file_ids(conversation_id=turn.conversation.pk, before_message_id=turn.question.pk)
+        by_id = {file.pk: file.path for file in files.filter(pk__in=shown)}
+        meant = [by_id[pk] for pk in shown if pk in by_id]
+        if meant:
+            return meant[:MAX_FILES_PER_RUN] if every else meant[:1]
+    open_files = set(
+        OrganizationSuggestion.objects.filter(folder_id=folder_id, status="pending").values_list("file_id", flat=True)
+    )
+    return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)][:MAX_FILES_PER_RUN]
+
+
+def _target_of(route: Route, *, folder_id: int) -> str | None:
+    """The destination the user named ("my work folder", "taxes/2024"), as a folder path."""
+    hint = route.params.get("target_folder") or route.params.get("target_hint") or ""
+    hint = " ".join(_HINT_NOISE.sub(" ", hint).split()).strip(" ./")
+    if not hint:
+        return None
+    folders = [node.path for node in folder_tree(folder_id=folder_id)]
+    lowered = hint.lower()
+    for path in folders:
+        if path.rstrip("/").lower() == lowered or path.rstrip("/").rsplit("/", 1)[-1].lower() == lowered:
+            return path
+    try:
+        return folder_path_clean(hint)
+    except ApplicationError:
+        return None
+
+
+def _policy_suggestions(turn: Turn, *, paths: Sequence[str]) -> list[SuggestOutcome]:
+    ids = dict(File.objects.filter(folder_id=turn.conversation.folder_id, path__in=paths).values_list("path", "pk"))
+    outcomes = [
+        file_suggest(file_id=ids[path], on_demand=True, conversation=turn.conversation, run_id=turn.run_id)
+        for path in paths
+        if path in ids
+    ]
+    _announce_suggestions(turn, suggestion_ids=[outcome.suggestion.pk for outcome in outcomes if outcome.suggestion])
+    return outcomes
+
+
+def _announce_suggestions(turn: Turn, *, suggestion_ids: Sequence[int]) -> None:
+    """`suggestion` and `message` events for the suggestions this run wrote (not older ones reused)."""
+    suggestions = OrganizationSuggestion.objects.filter(pk__in=suggestion_ids).select_related("message")
+    for suggestion in suggestions.order_by("id"):
+        message = suggestion.message
+        if message is None or message.metadata.get("run_id") != turn.run_id:
+            continue
+        turn.events.emit("suggestion", {"suggestion_id": suggestion.pk, **message.content})
+        turn.events.emit("message", message_event_payload(message))
+
+
+def _outcomes_text(outcomes: Sequence[SuggestOutcome]) -> str:
+    lines = []
+    for outcome in outcomes:
+        suggestion = outcome.suggestion
+        if suggestion is not None and not outcome.skipped:
+            lines.append(f"- {outcome.path} → {suggestion.target_folder} ({round(suggestion.confidence * 100)}% sure)")
+        else:
+            lines.append(f"- {outcome.path}: {outcome.skipped}")
+    return "\n".join(lines) or "I found nothing to suggest."
+
+
+def _describe(pending: Sequence[OrganizationSuggestion]) -> str:
+    first = pending[0]
+    more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
+    return f"move {first.source_path} to {first.target_folder} ({round(first.confidence * 100)}% sure){more}"
+
+
+def _reply(text: str) -> RunResult:
+    return RunResult(text=text, citations=(), model=NO_MODEL)
+
+
+def _agent_result(outcome: AgentOutcome, *, agent: str) -> RunResult:
+    progress = outcome.progress
+    return RunResult(
+        text=outcome.text,
+        citations=outcome.citations,
+        model=outcome.model,
+        usage=progress.usage,
+        metrics={**progress.metrics, "agent": agent},
+        iterations=progress.iterations,
+        tool_calls=progress.tool_calls,
+    )
+
+
+def _combined(handed: RunResult, first: AgentOutcome, *, handoff: dict[str, str]) -> RunResult:
+    """The organize agent's answer, with the query agent's work counted in."""
+    progress = first.progress
+    return dataclasses.replace(
+        handed,
+        usage=Usage(
+            input_tokens=handed.usage.input_tokens + progress.usage.input_tokens,
+            output_tokens=handed.usage.output_tokens + progress.usage.output_tokens,
+        ),
+        metrics={**handed.metrics, "handoff": handoff, "query_agent": progress.metrics},
+        iterations=handed.iterations + progress.iterations,
+        tool_calls=progress.tool_calls + handed.tool_calls,
+    )

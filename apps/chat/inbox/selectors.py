@@ -1,0 +1,111 @@
+"""Reads of the inbox: conversations of one owner, their pending suggestions, files by path or kind."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Prefetch, QuerySet
+
+from apps.chat.inbox.conversations import message_text
+from apps.chat.models import Conversation, ConversationKind, Message
+from apps.library.models import File
+from apps.organize.models import OrganizationSuggestion, SuggestionStatus
+from apps.organize.paths import INBOX
+
+LIST_MESSAGES = 20
+CONTEXT_MESSAGES = 3
+INBOX_FILES_SHOWN = 20
+
+
+def inbox_conversation_list(
+    *, user: AbstractBaseUser | AnonymousUser, folder_id: int | None = None, status: str | None = None
+) -> QuerySet[Conversation]:
+    """Newest activity first, each with its latest messages (for a feed) and its message count."""
+    conversations = Conversation.objects.filter(owner_id=user.pk, kind=ConversationKind.INBOX)
+    if folder_id is not None:
+        conversations = conversations.filter(folder_id=folder_id)
+    if status:
+        conversations = conversations.filter(status=status)
+    latest = Prefetch(
+        "messages", queryset=Message.objects.order_by("-created_at", "-id")[:LIST_MESSAGES], to_attr="latest"
+    )
+    return (
+        conversations.annotate(message_count=Count("messages"))
+        .prefetch_related(latest)
+        .order_by("-last_activity_at", "-id")
+    )
+
+
+def inbox_conversation_get(*, user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> Conversation | None:
+    return (
+        Conversation.objects.filter(owner_id=user.pk, kind=ConversationKind.INBOX, pk=conversation_id)
+        .annotate(message_count=Count("messages"))
+        .first()
+    )
+
+
+def conversation_messages(*, conversation_id: int, limit: int) -> list[Message]:
+    """The latest `limit` messages, oldest first."""
+    latest = Message.objects.filter(conversation_id=conversation_id).order_by("-created_at", "-id")[:limit]
+    return list(latest)[::-1]
+
+
+def pending_suggestions(*, conversation: Conversation) -> list[OrganizationSuggestion]:
+    """What a yes or no answers: the latest pending suggestion shown in this conversation, with the
+    others the same agent turn made (one run's batch), newest first."""
+    pending = OrganizationSuggestion.objects.filter(
+        status=SuggestionStatus.PENDING, owner_id=conversation.owner_id, message__conversation_id=conversation.pk
+    ).select_related("message")
+    latest = pending.order_by("-created_at", "-id").first()
+    if latest is None:
+        return []
+    run_id = latest.message.metadata.get("run_id") if latest.message else None
+    if not run_id:
+        return [latest]
+    return list(pending.filter(message__metadata__run_id=run_id).order_by("-created_at", "-id"))
+
+
+def recent_context(*, conversation_id: int, before_message_id: int) -> list[str]:
+    """The last few messages as one line each, oldest first, for the router's prompt."""
+    messages = Message.objects.filter(conversation_id=conversation_id, id__lt=before_message_id).order_by("-id")
+    return [f"{message.role}: {message_text(message)}" for message in messages[:CONTEXT_MESSAGES]][::-1]
+
+
+def last_shown_file_ids(*, conversation_id: int, before_message_id: int) -> list[int]:
+    """Files of the latest search result or suggestion shown: what "it" or "them" refers to."""
+    message = (
+        Message.objects.filter(
+            conversation_id=conversation_id, id__lt=before_message_id, type__in=["search_result", "suggestion"]
+        )
+        .order_by("-id")
+        .first()
+    )
+    if message is None:
+        return []
+    if message.type == "suggestion":
+        suggestion = OrganizationSuggestion.objects.filter(pk=message.content.get("suggestionId")).first()
+        return [suggestion.file_id] if suggestion else []
+    return [int(result["fileId"]) for result in message.content.get("results", []) if result.get("fileId")]
+
+
+def inbox_files(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list[File]:
+    return list(
+        File.objects.filter(folder_id=folder_id, path__startswith=INBOX)
+        .defer("embedding", "search_vector", "preview")
+        .order_by("path")[:limit]
+    )
+
+
+def file_id_by_path(*, folder_id: int, path: str) -> int | None:
+    return File.objects.filter(folder_id=folder_id, path=path).values_list("pk", flat=True).first()
+
+
+def folder_mime_types(*, folder_id: int, kind: str) -> tuple[str, ...]:
+    """The folder's MIME types of a kind: a type ('application/pdf'), a prefix ('image/') or an extension."""
+    files = File.objects.filter(folder_id=folder_id)
+    if "/" in kind:
+        files = (
+            files.filter(mime_type__istartswith=kind) if kind.endswith("/") else files.filter(mime_type__iexact=kind)
+        )
+    else:
+        files = files.filter(name__iendswith="." + kind.lstrip("."))
+    return tuple(sorted(set(files.exclude(mime_type="").values_list("mime_type", flat=True))))

@@ -1,0 +1,57 @@
+"""Output shapes of the inbox conversation endpoints (inputs live on their views)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.chat.inbox.conversations import message_text
+from apps.chat.models import Conversation, Message
+
+
+class InboxMessageOutputSerializer(serializers.ModelSerializer[Message]):
+    """Every type with its seed 002 `content`, plus `text`: a one-line reading of any type."""
+
+    text = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "type", "text", "content", "metadata", "created_at"]
+
+    def get_text(self, message: Message) -> str:
+        return message_text(message)
+
+
+class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
+    message_count = serializers.IntegerField(read_only=True)
+    messages = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "id",
+            "folder_id",
+            "title",
+            "status",
+            "summary",
+            "message_count",
+            "created_at",
+            "last_activity_at",
+            "messages",
+        ]
+
+    def get_messages(self, conversation: Conversation) -> list[dict[str, Any]]:
+        """Oldest first: the latest messages prefetched for a list, or those the view loaded."""
+        messages = getattr(conversation, "latest", None)
+        if messages is None:
+            messages = self.context.get("messages", [])
+        ordered = sorted(messages, key=lambda message: (message.created_at, message.pk))
+        return list(InboxMessageOutputSerializer(ordered, many=True).data)
+
+
+class InboxRunAcceptedOutputSerializer(serializers.Serializer):
+    conversation = InboxConversationOutputSerializer()
+    run_id = serializers.UUIDField()
+    message_id = serializers.IntegerField()
+    events_url = serializers.CharField()

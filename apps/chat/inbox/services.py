@@ -1,0 +1,35 @@
+"""Writes of the inbox conversation API: a user's message and the run that answers it."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from apps.chat.inbox.conversations import inbox_conversation_current, inbox_message_add
+from apps.chat.models import AgentRun, Conversation, ConversationStatus, MessageRole, MessageType, RunMode
+from apps.core.api import ConflictError
+from apps.library.models import Folder
+
+
+@transaction.atomic
+def inbox_message_post(*, conversation: Conversation, text: str) -> AgentRun:
+    """The user's message and a queued inbox run; the caller decides where the run executes.
+
+    Posting to a conversation that went quiet (completed) picks it up again; an archived one is closed.
+    """
+    if conversation.status == ConversationStatus.ARCHIVED:
+        raise ConflictError("This conversation is archived; start a new one.")
+    if conversation.status != ConversationStatus.ACTIVE:
+        Conversation.objects.filter(pk=conversation.pk).update(status=ConversationStatus.ACTIVE)
+    question = inbox_message_add(
+        conversation=conversation, role=MessageRole.USER, type=MessageType.TEXT, content={"text": text}
+    )
+    return AgentRun.objects.create(
+        owner_id=conversation.owner_id, conversation=conversation, question=question, mode=RunMode.INBOX
+    )
+
+
+def inbox_conversation_start(*, folder: Folder, text: str | None) -> tuple[Conversation, AgentRun | None]:
+    """The folder's current inbox conversation (continued or new), with the first message if any."""
+    conversation = inbox_conversation_current(folder=folder)
+    run = inbox_message_post(conversation=conversation, text=text) if text else None
+    return conversation, run

@@ -1,0 +1,180 @@
+"""What one inbox run's agents share: the reply, the file cards, a handoff, what they created.
+
+Tools are closures over an `InboxRunState`; they run in the loop's worker threads, so every
+write goes through the lock. `respond_to_user` and `handoff_to_organize` end an agent's loop:
+`ReplyEndsLoop` wraps the model and, once either went through, answers the next turn itself
+with the reply, so the loop finishes without another (paid) model call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+
+from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
+from apps.chat.models import Conversation
+from apps.library.models import File
+from apps.llm.base import LLMProvider, stream_text
+from apps.llm.types import LLMResponse, Message, TextCallback, ToolSpec
+
+MAX_CARDS = 10
+HANDOFF_TEXT = "Let me hand this to the organize assistant."
+
+
+@dataclass(frozen=True)
+class FileCard:
+    file_id: int
+    path: str
+    name: str
+    relevance: float | None = None
+    context: str = ""
+
+    def as_result(self) -> dict[str, Any]:
+        """One `search_result` entry (seed 002), plus ids the UI needs to open the file."""
+        return {
+            "path": self.path,
+            "relevance": self.relevance,
+            "matchContext": self.context,
+            "fileId": self.file_id,
+            "fileName": self.name,
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    message: str
+    cards: tuple[FileCard, ...] = ()
+
+
+@dataclass(frozen=True)
+class Handoff:
+    file_ids: tuple[int, ...]
+    target: str | None
+    reason: str
+
+
+@dataclass
+class InboxRunState:
+    conversation: Conversation
+    user_id: int
+    run_id: str
+    min_confidence: float = 0.0  # the owner's suggest threshold, for suggestions nobody asked for
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    search_query: str = ""
+    found: dict[int, FileCard] = field(default_factory=dict)  # by file id, in the order found
+    reply: Reply | None = None
+    handoff: Handoff | None = None
+    suggestion_ids: list[int] = field(default_factory=list)
+    action_message_ids: list[int] = field(default_factory=list)  # what execute_move reported
+
+    @property
+    def folder_id(self) -> int:
+        return self.conversation.folder_id
+
+    def record_search(self, query: str, cards: Sequence[FileCard]) -> None:
+        with self.lock:
+            self.search_query = query
+            for card in cards:
+                self.found.setdefault(card.file_id, card)
+
+    def finish(self, reply: Reply | None = None, handoff: Handoff | None = None) -> None:
+        with self.lock:
+            self.reply = reply or self.reply
+            self.handoff = handoff or self.handoff
+
+    def card(self, file: File) -> FileCard:
+        with self.lock:
+            known = self.found.get(file.pk)
+        return known or FileCard(file_id=file.pk, path=file.path, name=file.name)
+
+
+class ReplyEndsLoop:
+    """An `LLMProvider` whose turn after a reply (or handoff) is that reply, without the model."""
+
+    def __init__(self, inner: LLMProvider, state: InboxRunState) -> None:
+        self.inner = inner
+        self.state = state
+        self.model = inner.model
+
+    def complete(
+        self,
+        *,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None = None,
+        system: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        on_text: TextCallback | None = None,
+    ) -> LLMResponse:
+        with self.state.lock:
+            reply, handoff = self.state.reply, self.state.handoff
+        if reply is None and handoff is None:
+            response = self.inner.complete(
+                messages=messages,
+                tools=tools,
+                system=system,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                on_text=on_text,
+            )
+            # The model that actually answered (a server may name it differently from the setting).
+            self.model = response.model or self.model
+            return response
+        text = HANDOFF_TEXT if handoff is not None else reply.message if reply else ""
+        if on_text is not None:
+            stream_text(text, on_text)
+        return LLMResponse(text=text, model=self.model)
+
+
+# -- tools both agents have ---------------------------------------------------------------------
+
+
+class RespondInput(ToolInput):
+    message: str = Field(min_length=1, max_length=4000, description="Your reply to the user, in plain words.")
+    files: list[int | str] = Field(
+        default_factory=list,
+        max_length=MAX_CARDS,
+        description="Files to show as cards: file_ids or paths from earlier results.",
+    )
+
+
+def files_resolve(*, folder_id: int, refs: Sequence[int | str]) -> tuple[list[File], list[str]]:
+    """Files of this folder named by id or path, in the order given; and the refs that name none."""
+    ids = [int(ref) for ref in refs if isinstance(ref, int) or str(ref).isdigit()]
+    paths = [ref for ref in refs if isinstance(ref, str) and not ref.isdigit()]
+    rows = File.objects.filter(folder_id=folder_id).defer("embedding", "search_vector", "preview")
+    by_id = {file.pk: file for file in rows.filter(pk__in=ids)}
+    by_path = {file.path: file for file in rows.filter(path__in=paths)}
+    found: list[File] = []
+    missing: list[str] = []
+    for ref in refs:
+        file = by_id.get(int(ref)) if isinstance(ref, int) or str(ref).isdigit() else by_path.get(str(ref))
+        if file is None:
+            missing.append(str(ref))
+        elif file not in found:
+            found.append(file)
+    return found, missing
+
+
+def respond_tool(state: InboxRunState) -> Tool:
+    def respond_to_user(arguments: RespondInput, context: ToolContext) -> ToolOutput:
+        files, missing = files_resolve(folder_id=context.folder_id, refs=arguments.files)
+        if missing:
+            return ToolOutput.error(f"{NOT_FOUND}: {', '.join(missing)}", hint="use file_ids or paths from results")
+        state.finish(reply=Reply(message=arguments.message, cards=tuple(state.card(file) for file in files)))
+        return ToolOutput(data={"delivered": True, "files": len(files)}, summary=f"replied with {len(files)} files")
+
+    return pydantic_tool(
+        name="respond_to_user",
+        description=(
+            "Send your final reply to the user, with files to show as cards. Call it once, when you "
+            "have the answer; it ends your turn."
+        ),
+        input_model=RespondInput,
+        run=respond_to_user,
+        phase="responding",
+    )

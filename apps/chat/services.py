@@ -1,0 +1,234 @@
+"""Writes of conversations and runs, and the run lifecycle every mode shares.
+
+A run is created with its question (`chat_start`), then executed once (`run_execute`) on the
+`agent` queue or in a thread of the web process that streams it. Execution dispatches on the
+run's mode through `RUNNERS`; whatever the mode, the answer is persisted and `message` + `done`
+(or `error`) published here, so a runner only searches, calls models and emits progress.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections, transaction
+from django.utils import timezone
+
+from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
+from apps.chat.events import EventCallback, RunEvents
+from apps.chat.inbox.runner import chat_run_inbox  # inbox mode (issue 8)
+from apps.chat.models import (
+    AgentRun,
+    Conversation,
+    ConversationKind,
+    ConversationStatus,
+    Message,
+    MessageRole,
+    RunMode,
+    RunStatus,
+)
+from apps.chat.standard import chat_run_standard
+from apps.chat.types import Runner, RunResult
+from apps.core.api import ConflictError
+from apps.library.models import Folder, FolderStatus
+from apps.llm.base import LLMError, LLMRateLimitError, LLMTimeoutError
+
+logger = logging.getLogger(__name__)
+
+RUNNERS: dict[str, Runner] = {
+    RunMode.STANDARD: chat_run_standard,
+    RunMode.AGENT: chat_run_agent,  # issue 7
+    RunMode.INBOX: chat_run_inbox,  # issue 8
+}
+TITLE_CHARS = 80
+# Folders busy with their own indexing or waiting for the user are never synced from a chat.
+_NO_SYNC_STATUSES = {FolderStatus.PENDING, FolderStatus.INDEXING, FolderStatus.SYNCING, FolderStatus.NEEDS_REAUTH}
+
+
+@transaction.atomic
+def chat_start(
+    *,
+    user: AbstractBaseUser,
+    folder: Folder,
+    text: str,
+    conversation: Conversation | None = None,
+    agent_mode: bool = False,
+) -> AgentRun:
+    """Persist the question and a queued run; the caller decides where the run executes."""
+    if conversation is None:
+        conversation = Conversation.objects.create(
+            owner_id=user.pk, folder=folder, kind=ConversationKind.CHAT, title=" ".join(text.split())[:TITLE_CHARS]
+        )
+    elif conversation.status == ConversationStatus.ARCHIVED:
+        raise ConflictError("This conversation is archived; start a new one.")
+    question = Message.objects.create(conversation=conversation, role=MessageRole.USER, content={"text": text})
+    Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=timezone.now())
+    run = AgentRun.objects.create(
+        owner_id=user.pk,
+        conversation=conversation,
+        question=question,
+        mode=RunMode.AGENT if agent_mode else RunMode.STANDARD,
+    )
+    folder_sync_if_stale(folder=folder)
+    return run
+
+
+def folder_sync_if_stale(*, folder: Folder) -> bool:
+    """Queue a sync (not awaited: this answer uses the index as it is) when the folder is due."""
+    from apps.library.services import folder_sync_enqueue
+
+    if folder.status in _NO_SYNC_STATUSES or folder.sync_started_at is not None:
+        return False
+    due = timezone.now() - dt.timedelta(seconds=folder.sync_interval_seconds)
+    if folder.last_synced_at is not None and folder.last_synced_at > due:
+        return False
+    folder_sync_enqueue(folder=folder)
+    return True
+
+
+def run_enqueue(*, run: AgentRun) -> None:
+    from workers.agent import execute_run
+
+    transaction.on_commit(lambda: execute_run.delay(str(run.pk)))
+
+
+def run_start_thread(*, run: AgentRun) -> None:
+    """Execute in a thread of this process, for a response that streams the run itself.
+
+    The thread outlives a disconnecting client, so the answer is still saved and replayable.
+    """
+
+    def target() -> None:
+        try:
+            run_execute(run_id=run.pk)
+        finally:
+            connections.close_all()
+
+    transaction.on_commit(lambda: threading.Thread(target=target, name=f"run-{run.pk}").start())
+
+
+def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = None) -> AgentRun:
+    """Run a queued run to its end; a no-op for a finished one (redelivered tasks)."""
+    claimed = AgentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
+        status=RunStatus.RUNNING, started_at=timezone.now()
+    )
+    run = AgentRun.objects.select_related("conversation", "question").get(pk=run_id)
+    events = RunEvents(run_id=run.pk, on_event=on_event)
+    if not claimed:
+        if run.status == RunStatus.RUNNING:
+            # Delivered again after its worker died mid-run: what it streamed cannot be resumed.
+            run_fail(run=run, events=events, message="The run was interrupted. Please ask again.", detail="redelivered")
+        return run
+    started = time.perf_counter()
+    runner = RUNNERS.get(run.mode)
+    try:
+        result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
+    except LLMError as exc:
+        logger.warning("run %s: model failed: %r", run.pk, exc)
+        run_fail(run=run, events=events, message=_llm_error_message(exc), detail=repr(exc))
+    except Exception as exc:
+        logger.exception("run %s failed", run.pk)
+        run_fail(run=run, events=events, message="Something went wrong while answering.", detail=repr(exc))
+    else:
+        run_complete(run=run, events=events, result=result, total_ms=round((time.perf_counter() - started) * 1000))
+    return run
+
+
+def _fallback(*, run: AgentRun, events: RunEvents) -> RunResult:
+    reason = f"{run.mode} mode not available"
+    events.status("fallback", reason=reason)
+    result = chat_run_standard(run=run, events=events)
+    return dataclasses.replace(result, fallback_reason=reason)
+
+
+def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_ms: int) -> Message:
+    now = timezone.now()
+    tokens = {"input": result.usage.input_tokens, "output": result.usage.output_tokens}
+    metrics: dict[str, Any] = {**result.metrics, "total_ms": total_ms, "tokens": tokens}
+    citations = [citation.as_dict() for citation in result.citations]
+    with transaction.atomic():
+        answer = Message.objects.create(
+            conversation_id=run.conversation_id,
+            role=MessageRole.AGENT,
+            content={"text": result.text, "citations": citations},
+            metadata={
+                "run_id": str(run.pk),
+                "mode": run.mode,
+                "model": result.model,
+                "tokens": tokens,
+                "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
+                **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+            },
+        )
+        run.answer = answer
+        run.status = RunStatus.COMPLETED
+        run.finished_at = now
+        run.metrics = {**metrics, "model": result.model}
+        run.iterations = result.iterations
+        run.tool_calls = list(result.tool_calls)
+        run.fallback_reason = result.fallback_reason
+        run.save(
+            update_fields=[
+                "answer",
+                "status",
+                "finished_at",
+                "metrics",
+                "iterations",
+                "tool_calls",
+                "fallback_reason",
+                "updated_at",
+            ]
+        )
+        Conversation.objects.filter(pk=run.conversation_id).update(last_activity_at=now)
+    # Published after commit: a client reacting to `message` can already read it from the API.
+    events.emit("message", message_payload(answer))
+    events.emit(
+        "done",
+        {
+            "run_id": str(run.pk),
+            "conversation_id": run.conversation_id,
+            "message_id": answer.pk,
+            "status": RunStatus.COMPLETED,
+        },
+    )
+    return answer
+
+
+def run_fail(*, run: AgentRun, events: RunEvents, message: str, detail: str) -> None:
+    run.status = RunStatus.ERROR
+    run.error = detail[:4000]
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    events.emit("error", {"run_id": str(run.pk), "message": message})
+
+
+def message_payload(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.pk,
+        "role": message.role,
+        "type": message.type,
+        "text": message.content.get("text", ""),
+        "citations": message.content.get("citations", []),
+        "metadata": message.metadata,
+        "created_at": message.created_at.isoformat(),
+    }
+
+
+def conversation_archive(*, conversation: Conversation) -> Conversation:
+    conversation.status = ConversationStatus.ARCHIVED
+    conversation.save(update_fields=["status", "updated_at"])
+    return conversation
+
+
+def _llm_error_message(exc: LLMError) -> str:
+    if isinstance(exc, LLMRateLimitError):
+        return "The model provider is rate limiting requests. Please try again shortly."
+    if isinstance(exc, LLMTimeoutError):
+        return "The model took too long to answer. Please try again."
+    return "The model provider returned an error; the answer could not be generated."

@@ -1,0 +1,46 @@
+"""Values shared by every run mode: what a runner returns and how a citation is shown."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from apps.llm.types import Usage
+
+if TYPE_CHECKING:
+    from apps.chat.events import RunEvents
+    from apps.chat.models import AgentRun
+
+
+@dataclass(frozen=True)
+class Citation:
+    """What one `[n]` in an answer points at; stored in the message's `content.citations`."""
+
+    n: int
+    file_id: int
+    file_name: str
+    path: str
+    location: str
+    chunk_id: int | None = None
+    snippet: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished answer; `run_execute` persists it and publishes `message` and `done`."""
+
+    text: str
+    citations: tuple[Citation, ...]
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    iterations: int = 0
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    fallback_reason: str = ""
+
+
+class Runner(Protocol):
+    def __call__(self, *, run: AgentRun, events: RunEvents) -> RunResult: ...

@@ -1,0 +1,182 @@
+"""The local-directory source: a recursive walk under one root, never leaving it.
+
+External ids are the relative paths (``inbox/W2_2024.pdf``), so a rename looks like delete + add
+at this layer; reconcile pairs the two by checksum and keeps the chunks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import mimetypes
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from django.conf import settings
+
+from apps.connectors.base import SourceEntry, SourceError, SourceNotFoundError, SourceProblem
+
+_BLOCK = 1 << 20
+_MARKDOWN_HINT = re.compile(rb"^(#{1,6} \S|```|\* \S|- \[[ x]\] )", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    """What the index already knows about a path: lets a sync skip hashing unchanged files."""
+
+    size: int
+    modified_time: dt.datetime
+    checksum: str
+
+
+class LocalSource:
+    def __init__(self, root: str | Path, *, known: Mapping[str, KnownFile] | None = None) -> None:
+        self.root = Path(os.path.realpath(root))
+        self._known = known or {}
+        self._problems: list[SourceProblem] = []
+
+    def list_entries(self) -> Iterator[SourceEntry]:
+        if not self.root.is_dir():
+            raise SourceNotFoundError(f"The folder {self.root} no longer exists.")
+        self._problems = []
+        pending = [self.root]
+        while pending:
+            directory = pending.pop()
+            try:
+                children = sorted(os.scandir(directory), key=lambda child: child.name)
+            except OSError as exc:
+                self._problem(Path(directory), f"unreadable directory: {exc.strerror}")
+                continue
+            for child in children:
+                if child.name.startswith("."):
+                    continue  # .git, .DS_Store, editor swap files: never content
+                entry = self._visit(child, pending)
+                if entry is not None:
+                    yield entry
+
+    def problems(self) -> list[SourceProblem]:
+        return list(self._problems)
+
+    def read_bytes(self, entry: SourceEntry) -> tuple[bytes, str]:
+        path = self._inside(entry.path)
+        if not path.is_file():
+            raise SourceNotFoundError(f"{entry.path} no longer exists.")
+        try:
+            return path.read_bytes(), entry.mime_type
+        except OSError as exc:
+            raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
+
+    def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
+        relative = _clean_relative(new_path)
+        source = self._inside(entry.path)
+        target = self._inside(relative)
+        if os.path.lexists(target):
+            raise SourceError(f"{relative} already exists.")
+        if not source.is_file():
+            raise SourceNotFoundError(f"{entry.path} no longer exists.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(source, target)
+        name = PurePosixPath(relative).name
+        return SourceEntry(
+            external_id=relative,
+            path=relative,
+            name=name,
+            mime_type=entry.mime_type,
+            size=entry.size,
+            checksum=entry.checksum,
+            modified_time=entry.modified_time,
+            extra=dict(entry.extra),
+        )
+
+    def _visit(self, child: os.DirEntry[str], pending: list[Path]) -> SourceEntry | None:
+        path = Path(child.path)
+        try:
+            if child.is_symlink():
+                target = Path(os.path.realpath(path))
+                if not target.is_relative_to(self.root):
+                    self._problem(path, "symbolic link leads outside the folder; not followed")
+                    return None
+                if not target.exists():
+                    self._problem(path, "broken symbolic link")
+                    return None
+                if target.is_dir():
+                    # Following it could loop or list the same files twice.
+                    self._problem(path, "symbolic link to a directory; not followed")
+                    return None
+            if child.is_dir(follow_symlinks=False):
+                pending.append(path)
+                return None
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                self._problem(path, "not a regular file")  # fifos and devices could block a read
+                return None
+            return self._entry(path, info)
+        except OSError as exc:
+            self._problem(path, f"unreadable: {exc.strerror}")
+            return None
+
+    def _entry(self, path: Path, info: os.stat_result) -> SourceEntry:
+        relative = path.relative_to(self.root).as_posix()
+        modified = dt.datetime.fromtimestamp(info.st_mtime, tz=dt.UTC)
+        known = self._known.get(relative)
+        head = b""
+        if known and known.size == info.st_size and known.modified_time == modified and known.checksum:
+            checksum = known.checksum
+        elif info.st_size > settings.INDEX_MAX_FILE_BYTES:
+            # Too big to index anyway: don't read gigabytes just to skip them.
+            checksum = f"stat:{info.st_size}:{info.st_mtime_ns}"
+        else:
+            checksum, head = _sha256(path)
+        return SourceEntry(
+            external_id=relative,
+            path=relative,
+            name=path.name,
+            mime_type=_mime_type(path.name, head),
+            size=info.st_size,
+            checksum=checksum,
+            modified_time=modified,
+        )
+
+    def _inside(self, relative: str) -> Path:
+        path = self.root / _clean_relative(relative)
+        if not Path(os.path.realpath(path)).is_relative_to(self.root):
+            raise SourceError(f"{relative} leads outside the folder.")
+        return path
+
+    def _problem(self, path: Path, reason: str) -> None:
+        relative = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+        self._problems.append(SourceProblem(path=relative, reason=reason))
+
+
+def _clean_relative(path: str) -> str:
+    candidate = PurePosixPath(path.replace("\\", "/"))
+    if candidate.is_absolute() or not candidate.parts or any(part in {"..", "."} for part in candidate.parts):
+        raise SourceError(f"{path!r} is not a path inside the folder.")
+    if "\x00" in path:
+        raise SourceError("The path contains a NUL byte.")
+    return candidate.as_posix()
+
+
+def _sha256(path: Path) -> tuple[str, bytes]:
+    digest = hashlib.sha256()
+    head = b""
+    with path.open("rb") as handle:
+        while block := handle.read(_BLOCK):
+            head = head or block[:4096]
+            digest.update(block)
+    return digest.hexdigest(), head
+
+
+def _mime_type(name: str, head: bytes) -> str:
+    guessed = mimetypes.guess_type(name, strict=False)[0]
+    if guessed not in {None, "text/plain", "application/octet-stream"}:
+        return str(guessed)
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    if not head or b"\x00" in head:
+        return guessed or "application/octet-stream"
+    return "text/markdown" if _MARKDOWN_HINT.search(head) else "text/plain"

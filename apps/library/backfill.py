@@ -1,0 +1,93 @@
+"""Fill chunk search vectors that bulk writes left NULL, in short batches.
+
+Each batch is its own transaction that takes its rows with ``FOR UPDATE SKIP LOCKED``: two
+workers take different rows and never wait on each other. The batch size adapts so one batch
+stays near ``BACKFILL_BATCH_TARGET_SECONDS`` (an update rewrites the row into every index,
+HNSW included, so rows/s varies a lot with the table).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from apps.core.events import redis_client
+from apps.search.services import folder_lexeme_stats_refresh
+
+_BATCH = """
+WITH batch AS (
+    SELECT id FROM library_chunk WHERE search_vector IS NULL ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+)
+UPDATE library_chunk AS chunk
+SET search_vector = to_tsvector('english', chunk.text)
+FROM batch WHERE chunk.id = batch.id
+RETURNING chunk.id, chunk.folder_id
+"""
+_MIN_BATCH = 50
+# Set while a backfill is queued and not yet started: one queued task serves every writer.
+_QUEUED_KEY = "library:backfill:queued"
+_QUEUED_TTL_SECONDS = 600
+
+
+@dataclass
+class BackfillResult:
+    rows: int = 0
+    batches: int = 0
+    longest_batch_seconds: float = 0.0
+    # True when the time budget ran out with rows possibly left.
+    remaining: bool = False
+    folder_ids: set[int] = field(default_factory=set)
+
+
+def search_vectors_backfill_batch(*, batch_size: int) -> list[tuple[int, int]]:
+    """One short transaction: fill up to ``batch_size`` NULL vectors; returns (chunk id, folder id)
+    of each row filled."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_BATCH, [batch_size])
+        return [(chunk_id, folder_id) for chunk_id, folder_id in cursor.fetchall()]
+
+
+def search_vectors_backfill(*, max_seconds: float | None = None, batch_size: int | None = None) -> BackfillResult:
+    """Batches until no NULL is left (or the time budget is spent)."""
+    redis_client().delete(_QUEUED_KEY)  # writers committing from now on queue a new run
+    largest = batch_size or settings.BACKFILL_BATCH_SIZE
+    target = settings.BACKFILL_BATCH_TARGET_SECONDS
+    # Start small and double while fast: the first batch must not be the one that runs long.
+    size = min(largest, _MIN_BATCH)
+    result = BackfillResult()
+    started = time.monotonic()
+    while True:
+        batch_started = time.monotonic()
+        filled = search_vectors_backfill_batch(batch_size=size)
+        elapsed = time.monotonic() - batch_started
+        if not filled:
+            break
+        result.folder_ids.update(folder_id for _, folder_id in filled)
+        result.rows += len(filled)
+        result.batches += 1
+        result.longest_batch_seconds = max(result.longest_batch_seconds, elapsed)
+        if elapsed > target:
+            size = max(_MIN_BATCH, int(size * target / elapsed))
+        elif elapsed < target / 2:
+            size = min(largest, size * 2)
+        if max_seconds is not None and time.monotonic() - started > max_seconds:
+            result.remaining = True
+            break
+    # The keyword statistics count only filled vectors.
+    for folder_id in sorted(result.folder_ids):
+        folder_lexeme_stats_refresh(folder_id=folder_id)
+    return result
+
+
+def search_vectors_backfill_enqueue() -> None:
+    """Queue a backfill once the current transaction commits, unless one is already queued."""
+    from workers.backfill import backfill_search_vectors
+
+    def enqueue() -> None:
+        if redis_client().set(_QUEUED_KEY, "1", nx=True, ex=_QUEUED_TTL_SECONDS):
+            backfill_search_vectors.delay()
+
+    transaction.on_commit(enqueue)

@@ -1,0 +1,622 @@
+"""Indexing: list a folder, reconcile its File rows, and index each file.
+
+Per file: claim it (conditional UPDATE), read it from its source, parse, chunk, embed in batches,
+then in one transaction replace its chunks (DELETE + binary COPY) and mark it indexed. Readers
+see the old chunks or the new ones, never none or both. A file that cannot be indexed records
+why and the folder goes on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from psycopg.types.json import Jsonb
+
+from apps.connectors.base import Source, SourceEntry, SourceError, SourceProblem, SourceTransientError
+from apps.connectors.local import LocalSource
+from apps.library.backfill import search_vectors_backfill, search_vectors_backfill_enqueue
+from apps.library.chunking import ChunkPiece, chunk_document
+from apps.library.models import (
+    File,
+    FileStatus,
+    Folder,
+    FolderStatus,
+    IndexingJob,
+    JobKind,
+    JobStatus,
+    SourceKind,
+)
+from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
+from apps.library.parsing.digest import text_digest, text_preview
+from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
+from apps.search.embeddings import DIMENSIONS as EMBEDDING_DIMENSIONS
+from apps.search.embeddings import get_embedder
+from apps.search.services import folder_lexeme_stats_refresh
+
+logger = logging.getLogger(__name__)
+
+INBOX_PREFIX = "inbox/"
+_MAX_GROUP_FILES = 100
+_COPY_CHUNKS = (
+    "COPY library_chunk (file_id, folder_id, chunk_index, text, embedding, location, token_count) "
+    "FROM STDIN (FORMAT BINARY)"
+)
+_COPY_TYPES = ["int8", "int8", "int4", "text", "vector", "jsonb", "int4"]
+# Files that need no work: their current content is indexed, or was judged not indexable.
+_SETTLED = Q(status__in=[FileStatus.INDEXED, FileStatus.SKIPPED], indexed_checksum=F("checksum"))
+
+
+def _local_source(folder: Folder) -> Source:
+    return LocalSource(folder.external_id)
+
+
+# One factory per source kind; the Drive connector registers its own.
+SOURCES: dict[str, Callable[[Folder], Source]] = {SourceKind.LOCAL: _local_source}
+
+
+def source_for(*, folder: Folder) -> Source:
+    try:
+        return SOURCES[folder.source](folder)
+    except KeyError:
+        raise SourceError(f"No connector is available for {folder.source} folders.") from None
+
+
+# --- Reconcile: a full listing against the File rows ----------------------------------------
+
+
+@dataclass
+class ReconcileResult:
+    added: int = 0
+    modified: int = 0
+    deleted: int = 0
+    moved: int = 0
+    unchanged: int = 0
+    problems: list[SourceProblem] = field(default_factory=list)
+    to_index: list[int] = field(default_factory=list)
+
+
+def folder_reconcile(
+    *, folder: Folder, entries: Iterable[SourceEntry], problems: Sequence[SourceProblem] = ()
+) -> ReconcileResult:
+    """Make the folder's File rows match a full listing.
+
+    Added files are created, modified ones (checksum changed) marked pending, vanished ones
+    deleted with their chunks, and moved ones (same external id at a new path, or a vanished
+    file's checksum reappearing under a new id) get their new path and keep their chunks.
+    Problems become skipped rows carrying the reason, so they show up in status and API.
+    """
+    listed = {entry.external_id: entry for entry in entries}
+    troubled = {problem.path: problem for problem in problems if problem.path not in listed}
+    result = ReconcileResult(problems=list(troubled.values()))
+    with transaction.atomic():
+        # Reconciles of one folder run one after the other, so they never race on File rows.
+        Folder.objects.select_for_update().filter(pk=folder.pk).values_list("pk").first()
+        existing = {file.external_id: file for file in File.objects.filter(folder=folder).defer("embedding")}
+        moves = _pair_moves(existing, listed, troubled)
+        creates: list[File] = []
+        updates: list[File] = []
+        modified_ids: list[int] = []
+        for external_id, entry in listed.items():
+            file = existing.get(external_id) or moves.get(external_id)
+            if file is None:
+                creates.append(_file_from(folder, entry))
+                result.added += 1
+                continue
+            moved = file.path != entry.path
+            modified = file.checksum != entry.checksum
+            result.moved += moved and not modified
+            result.modified += modified
+            result.unchanged += not moved and not modified
+            if modified:
+                modified_ids.append(file.pk)
+            if moved or modified or _metadata_changed(file, entry):
+                _apply_entry(file, entry)
+                updates.append(file)
+        moved_away = {file.pk for file in moves.values()}
+        gone = [
+            file.pk
+            for external_id, file in existing.items()
+            if external_id not in listed and external_id not in troubled and file.pk not in moved_away
+        ]
+        result.deleted = File.objects.filter(pk__in=gone).delete()[1].get(File._meta.label, 0)
+        _record_problems(folder, existing, troubled)
+        # Listing columns only: status belongs to indexing, which may be writing it right now.
+        File.objects.bulk_update(
+            updates, ["external_id", "path", "name", "mime_type", "size", "checksum", "modified_time"], batch_size=500
+        )
+        # New content: an indexing run still on the old one loses its claim; old chunks stay
+        # searchable until new ones replace them.
+        File.objects.filter(pk__in=modified_ids).update(status=FileStatus.PENDING)
+        File.objects.bulk_create(creates, batch_size=500)
+        result.to_index = list(
+            File.objects.filter(folder=folder).exclude(_SETTLED).order_by("path").values_list("pk", flat=True)
+        )
+    return result
+
+
+def _pair_moves(
+    existing: dict[str, File], listed: dict[str, SourceEntry], troubled: dict[str, SourceProblem]
+) -> dict[str, File]:
+    """New external ids that are a vanished file come back elsewhere, paired by checksum."""
+    vanished: dict[str, list[File]] = defaultdict(list)
+    for external_id, file in existing.items():
+        if external_id not in listed and external_id not in troubled and file.checksum:
+            vanished[file.checksum].append(file)
+    moves: dict[str, File] = {}
+    for external_id, entry in listed.items():
+        if external_id not in existing and vanished.get(entry.checksum):
+            moves[external_id] = vanished[entry.checksum].pop()
+    return moves
+
+
+def _file_from(folder: Folder, entry: SourceEntry) -> File:
+    return File(
+        folder=folder,
+        external_id=entry.external_id,
+        path=entry.path,
+        name=entry.name[:255],
+        mime_type=entry.mime_type[:255],
+        size=entry.size,
+        checksum=entry.checksum,
+        modified_time=entry.modified_time,
+        status=FileStatus.PENDING,
+    )
+
+
+def _metadata_changed(file: File, entry: SourceEntry) -> bool:
+    return (file.size, file.modified_time, file.mime_type, file.name) != (
+        entry.size,
+        entry.modified_time,
+        entry.mime_type[:255],
+        entry.name[:255],
+    )
+
+
+def _apply_entry(file: File, entry: SourceEntry) -> None:
+    file.external_id = entry.external_id
+    file.path = entry.path
+    file.name = entry.name[:255]
+    file.mime_type = entry.mime_type[:255]
+    file.size = entry.size
+    file.checksum = entry.checksum
+    file.modified_time = entry.modified_time
+
+
+def _record_problems(folder: Folder, existing: dict[str, File], troubled: dict[str, SourceProblem]) -> None:
+    for path, problem in troubled.items():
+        reason = f"not indexed: {problem.reason}"
+        file = existing.get(path)
+        if file is None:
+            File.objects.create(
+                folder=folder,
+                external_id=path,
+                path=path,
+                name=PurePosixPath(path).name[:255],
+                status=FileStatus.SKIPPED,
+                error=reason,
+            )
+        elif file.status != FileStatus.SKIPPED or file.error != reason:
+            _file_settle(file_id=file.pk, status=FileStatus.SKIPPED, error=reason, checksum="", clear_checksum=True)
+
+
+# --- Folder runs --------------------------------------------------------------------------------
+
+
+@dataclass
+class FileOutcome:
+    file_id: int
+    path: str
+    status: str
+    error: str = ""
+    chunks: int = 0
+    noop: bool = False
+    counts: FolderCounts | None = None
+
+
+ProgressCallback = Callable[[FileOutcome], None]
+
+
+def folder_index(
+    *, folder_id: int, inline: bool = False, force: bool = False, on_progress: ProgressCallback | None = None
+) -> ReconcileResult | None:
+    """List the folder, reconcile its files and index what changed.
+
+    Queued (default): one ``index_file`` task per file. Inline: the same work in this process,
+    with files grouped so the model gets full embedding batches, then the search-vector
+    backfill, so the folder is fully searchable on return.
+    ``force`` re-indexes unchanged files too (after changing the embedding model, say).
+    """
+    folder = Folder.objects.filter(pk=folder_id).first()
+    if folder is None:
+        return None
+    if force:
+        File.objects.filter(folder=folder).update(indexed_checksum="")
+    job = IndexingJob.objects.create(
+        folder=folder, kind=JobKind.INDEX_FOLDER, status=JobStatus.RUNNING, attempts=1, started_at=timezone.now()
+    )
+    Folder.objects.filter(pk=folder_id).update(status=FolderStatus.INDEXING)
+    try:
+        source = source_for(folder=folder)
+        entries = list(source.list_entries())
+        result = folder_reconcile(folder=folder, entries=entries, problems=source.problems())
+    except SourceTransientError:
+        _job_finish(job_id=job.pk, status=JobStatus.FAILED, error="source unavailable; retrying")
+        raise
+    except SourceError as exc:
+        folder_source_failed(folder_id=folder_id, error=exc)
+        _job_finish(job_id=job.pk, status=JobStatus.FAILED, error=str(exc))
+        return None
+    now = timezone.now()
+    Folder.objects.filter(pk=folder_id).update(last_synced_at=now, last_full_listing_at=now, last_error="")
+    reconcile_settle(folder_id=folder_id, result=result)
+    if inline:
+        for group in file_groups(file_ids=result.to_index):
+            try:
+                files_index(file_ids=group, on_outcome=on_progress)
+            except Exception:
+                # Already recorded on the file; in-process, one bad file must not stop the folder.
+                logger.exception("indexing files %s failed", group)
+        search_vectors_backfill()
+    else:
+        files_enqueue(folder_id=folder_id, file_ids=result.to_index)
+    counts = folder_counters_refresh(folder_id=folder_id)
+    FolderProgress(folder_id).folder_scanned(result=result, counts=counts)
+    _job_finish(job_id=job.pk, status=JobStatus.SUCCEEDED)
+    return result
+
+
+def folder_source_failed(*, folder_id: int, error: SourceError) -> None:
+    from apps.connectors.base import SourceAuthError
+
+    status = FolderStatus.NEEDS_REAUTH if isinstance(error, SourceAuthError) else FolderStatus.ERROR
+    Folder.objects.filter(pk=folder_id).update(status=status, last_error=str(error)[:2000])
+    FolderProgress(folder_id).folder_failed(status=status, error=str(error))
+
+
+def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
+    """Consecutive files whose chunks fill a couple of embedding batches together.
+
+    Small files (notes, one page) embedded one by one give the model batches of a few chunks,
+    which cost about twice the time per chunk on CPU (bench/ingest_local_model.py).
+    """
+    target = settings.EMBEDDING_BATCH_SIZE * 2
+    sizes = dict(File.objects.filter(pk__in=file_ids).values_list("pk", "size"))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    estimate = 0
+    for file_id in file_ids:
+        current.append(file_id)
+        # About 1 kB of text per chunk; binary formats (pdf, docx) carry more bytes per chunk.
+        estimate += max(1, sizes.get(file_id, 0) // 2000)
+        if estimate >= target or len(current) >= _MAX_GROUP_FILES:
+            groups.append(current)
+            current, estimate = [], 0
+    return [*groups, current] if current else groups
+
+
+def files_enqueue(*, folder_id: int, file_ids: Sequence[int]) -> None:
+    """One ``index_file`` task per file, sent once the job rows are committed."""
+    if not file_ids:
+        return
+    from workers.indexing import index_file
+
+    jobs = [
+        IndexingJob(folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=uuid.uuid4().hex)
+        for file_id in file_ids
+    ]
+    with transaction.atomic():
+        IndexingJob.objects.bulk_create(jobs, batch_size=1000)
+
+        def send() -> None:
+            for job in jobs:
+                index_file.apply_async(args=[job.file_id], task_id=job.celery_task_id)
+
+        transaction.on_commit(send)
+
+
+# --- Files ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Claimed:
+    file: File
+    token: str
+    job_id: int
+    mime_type: str = ""
+    text: str = ""
+    pieces: list[ChunkPiece] = field(default_factory=list)
+
+
+def file_index(*, file_id: int, task_id: str = "") -> FileOutcome | None:
+    """Index one file; see ``files_index``. None when the file no longer exists."""
+    outcomes = files_index(file_ids=[file_id], task_id=task_id)
+    return outcomes[0] if outcomes else None
+
+
+def files_index(
+    *, file_ids: Sequence[int], task_id: str = "", on_outcome: ProgressCallback | None = None
+) -> list[FileOutcome]:
+    """Index each file exactly once; a no-op for files whose current content is indexed.
+
+    Every file is claimed with a conditional UPDATE; ``task_id`` is the claim token, so a
+    redelivered task takes its files back at once while any other claimant waits for the lease
+    to go stale. The chunks of all files are embedded together in full batches, then each file
+    gets its own short transaction that swaps its chunks. A file that fails records why and
+    the others go on; the first unexpected error is raised at the end (Celery retries or
+    reports it).
+    """
+    token = task_id or uuid.uuid4().hex
+    outcomes: list[FileOutcome] = []
+    errors: list[Exception] = []
+
+    def done(claimed: _Claimed, outcome: FileOutcome) -> None:
+        _file_done(claimed=claimed, outcome=outcome)
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    def failed(claimed: _Claimed, exc: Exception) -> None:
+        errors.append(exc)
+        done(claimed, _file_failed(claimed=claimed, exc=exc))
+
+    ready: list[_Claimed] = []
+    for file_id in file_ids:
+        claimed, skipped = _file_claim(file_id=file_id, token=token)
+        if skipped is not None:
+            outcomes.append(skipped)
+        if claimed is None:
+            continue
+        try:
+            outcome = _file_prepare(claimed)
+        except Exception as exc:
+            logger.exception("indexing %s failed", claimed.file.path)
+            failed(claimed, exc)
+            continue
+        if outcome is None:
+            ready.append(claimed)
+        else:
+            done(claimed, outcome)
+    try:
+        vectors = _embed([piece.text for claimed in ready for piece in claimed.pieces])
+    except Exception as exc:
+        for claimed in ready:
+            failed(claimed, exc)
+        raise
+    offset = 0
+    for claimed in ready:
+        count = len(claimed.pieces)
+        try:
+            done(claimed, _file_write(claimed, vectors[offset : offset + count]))
+        except Exception as exc:
+            logger.exception("indexing %s failed", claimed.file.path)
+            failed(claimed, exc)
+        offset += count
+    if errors:
+        raise errors[0]
+    return outcomes
+
+
+def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutcome | None]:
+    from workers.indexing import index_file
+
+    row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
+    if row is None:
+        return None, None
+    job_id = _job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
+    now = timezone.now()
+    stale = now - dt.timedelta(seconds=index_file.time_limit or settings.CELERY_TASK_TIME_LIMIT)
+    free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
+    claimed = (
+        File.objects.filter(free, pk=file_id)
+        .exclude(_SETTLED)
+        .update(status=FileStatus.INDEXING, index_claim=token, index_started_at=now)
+    )
+    if not claimed:
+        status = File.objects.filter(pk=file_id).values_list("status", flat=True).first() or FileStatus.PENDING
+        note = "claimed by another task" if status == FileStatus.INDEXING else f"nothing to do: file is {status}"
+        _job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
+        return None, FileOutcome(file_id=file_id, path=row["path"], status=status, noop=True)
+    file = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").get(pk=file_id)
+    return _Claimed(file=file, token=token, job_id=job_id), None
+
+
+def _file_prepare(claimed: _Claimed) -> FileOutcome | None:
+    """Read, parse and chunk; an outcome when the file ends here (skipped, failed, lost)."""
+    file = claimed.file
+    if file.size > settings.INDEX_MAX_FILE_BYTES:
+        return _settle(claimed, FileStatus.SKIPPED, _too_big(file.size))
+    try:
+        data, claimed.mime_type = source_for(folder=file.folder).read_bytes(_entry_of(file))
+    except SourceTransientError:
+        raise
+    except SourceError as exc:
+        return _settle(claimed, FileStatus.FAILED, str(exc))
+    if len(data) > settings.INDEX_MAX_FILE_BYTES:
+        return _settle(claimed, FileStatus.SKIPPED, _too_big(len(data)))
+    try:
+        document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
+    except UnsupportedDocument as exc:
+        return _settle(claimed, FileStatus.SKIPPED, str(exc))
+    except ParseError as exc:
+        return _settle(claimed, FileStatus.FAILED, str(exc))
+    claimed.text = document.text
+    claimed.pieces = chunk_document(document=document)
+    return None if claimed.pieces else _settle(claimed, FileStatus.SKIPPED, "no text to index")
+
+
+def _file_write(claimed: _Claimed, vectors: np.ndarray) -> FileOutcome:
+    """One transaction: mark the file indexed (if still ours) and swap its chunks."""
+    file = claimed.file
+    file_vector = vectors.mean(axis=0)
+    file_vector /= np.linalg.norm(file_vector) or 1.0
+    try:
+        with transaction.atomic():
+            updated = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token).update(
+                status=FileStatus.INDEXED,
+                error="",
+                mime_type=claimed.mime_type[:255],
+                preview=text_preview(text=claimed.text),
+                digest=text_digest(text=claimed.text),
+                embedding=file_vector,
+                indexed_checksum=file.checksum,
+                indexed_at=timezone.now(),
+                chunk_count=len(claimed.pieces),
+                index_claim="",
+            )
+            if not updated:
+                raise _ClaimLost
+            chunks_replace(file_id=file.pk, folder_id=file.folder_id, pieces=claimed.pieces, vectors=vectors)
+            if file.path.startswith(INBOX_PREFIX):
+                _suggest_on_commit(file.pk)
+    except _ClaimLost:
+        return _lost(claimed)
+    return FileOutcome(file.pk, file.path, FileStatus.INDEXED, chunks=len(claimed.pieces))
+
+
+class _ClaimLost(Exception):
+    """Someone else took the file (stale lease, or the content changed under us)."""
+
+
+def _lost(claimed: _Claimed) -> FileOutcome:
+    return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, "claim lost to a newer run", noop=True)
+
+
+def _settle(claimed: _Claimed, status: str, error: str) -> FileOutcome:
+    file = claimed.file
+    if not _file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
+        return _lost(claimed)
+    return FileOutcome(file.pk, file.path, status, error)
+
+
+def _file_failed(*, claimed: _Claimed, exc: Exception) -> FileOutcome:
+    # Transient or unforeseen: recorded where operators look before Celery retries or reports it.
+    return _settle(claimed, FileStatus.FAILED, f"{type(exc).__name__}: {exc}")
+
+
+def _file_done(*, claimed: _Claimed, outcome: FileOutcome) -> None:
+    status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
+    _job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
+    if not outcome.noop:
+        _after_file(file=claimed.file, outcome=outcome)
+
+
+def _too_big(size: int) -> str:
+    return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
+
+
+def _embed(texts: Sequence[str]) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+    embedder = get_embedder()
+    batch = settings.EMBEDDING_BATCH_SIZE
+    return np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+
+
+def chunks_replace(*, file_id: int, folder_id: int, pieces: Sequence[ChunkPiece], vectors: np.ndarray) -> None:
+    """Swap a file's chunks for new ones; call inside a transaction so readers never see a gap."""
+    from pgvector.psycopg import register_vector
+
+    connection.ensure_connection()
+    # Cursors copy their connection's adapters when created: register before opening one.
+    if connection.connection.adapters.types.get("vector") is None:
+        register_vector(connection.connection)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM library_chunk WHERE file_id = %s", [file_id])
+        if settings.INDEX_DEFER_SEARCH_VECTOR:
+            cursor.execute("SET LOCAL folderchat.defer_search_vector = 'on'")
+            search_vectors_backfill_enqueue()
+        with cursor.cursor.copy(_COPY_CHUNKS) as copy:
+            copy.set_types(_COPY_TYPES)
+            for piece, vector in zip(pieces, vectors, strict=True):
+                copy.write_row(
+                    (file_id, folder_id, piece.index, piece.text, vector, Jsonb(piece.location), piece.token_count)
+                )
+
+
+def _file_settle(
+    *, file_id: int, status: str, error: str, checksum: str, token: str | None = None, clear_checksum: bool = False
+) -> bool:
+    """A file that ends without chunks (skipped or failed): drop old chunks, record why."""
+    rows = File.objects.filter(pk=file_id)
+    if token is not None:
+        rows = rows.filter(status=FileStatus.INDEXING, index_claim=token)
+    with transaction.atomic():
+        updated = rows.update(
+            status=status,
+            error=error[:4000],
+            indexed_checksum=checksum,
+            indexed_at=timezone.now(),
+            chunk_count=0,
+            preview="",
+            digest="",
+            embedding=None,
+            index_claim="",
+            **({"checksum": ""} if clear_checksum else {}),
+        )
+        if updated:
+            with connection.cursor() as cursor:
+                cursor.execute("DELETE FROM library_chunk WHERE file_id = %s", [file_id])
+    return bool(updated)
+
+
+def _entry_of(file: File) -> SourceEntry:
+    return SourceEntry(
+        external_id=file.external_id,
+        path=file.path,
+        name=file.name,
+        mime_type=file.mime_type,
+        size=file.size,
+        checksum=file.checksum,
+        modified_time=file.modified_time or timezone.now(),
+    )
+
+
+def _suggest_on_commit(file_id: int) -> None:
+    from workers.organize import suggest_organization
+
+    transaction.on_commit(lambda: suggest_organization.delay(file_id))
+
+
+def _after_file(*, file: File, outcome: FileOutcome) -> None:
+    outcome.counts = folder_counters_refresh(folder_id=file.folder_id)
+    FolderProgress(file.folder_id).file_finished(
+        file_id=outcome.file_id, path=outcome.path, status=outcome.status, error=outcome.error, counts=outcome.counts
+    )
+    # Keyword statistics read every chunk of the folder: refresh once its run settles, not per
+    # file. Deferred vectors are counted by the backfill's refresh instead.
+    if outcome.counts.open == 0 and not settings.INDEX_DEFER_SEARCH_VECTOR:
+        folder_lexeme_stats_refresh(folder_id=file.folder_id)
+
+
+def reconcile_settle(*, folder_id: int, result: ReconcileResult) -> None:
+    """After a listing: when nothing is left to index, deletions still changed the chunks."""
+    if result.deleted and not result.to_index:
+        folder_lexeme_stats_refresh(folder_id=folder_id)
+
+
+def _job_start(*, file_id: int, folder_id: int, token: str) -> int:
+    job = (
+        IndexingJob.objects.filter(file_id=file_id, celery_task_id=token).values_list("pk", flat=True).first()
+        or IndexingJob.objects.create(
+            folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=token
+        ).pk
+    )
+    IndexingJob.objects.filter(pk=job).update(
+        status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error=""
+    )
+    return job
+
+
+def _job_finish(*, job_id: int, status: str, error: str = "") -> None:
+    IndexingJob.objects.filter(pk=job_id).update(status=status, error=error[:4000], finished_at=timezone.now())

@@ -1,0 +1,66 @@
+"""Parsers per content type, chosen by mime type (or the file name when the type is vague).
+
+``parse_document`` returns the text to index with its locations, raises ``UnsupportedDocument``
+when there is nothing to index (the file is skipped) and ``ParseError`` when a supported file
+cannot be read (the file fails).
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable
+
+from apps.library.parsing.base import ParsedDocument, ParseError, Segment, UnsupportedDocument
+from apps.library.parsing.html import parse_html
+from apps.library.parsing.office import parse_docx
+from apps.library.parsing.pdf import parse_pdf
+from apps.library.parsing.tabular import parse_csv, parse_json, parse_tsv
+from apps.library.parsing.text import parse_markdown, parse_text
+
+__all__ = ["ParseError", "ParsedDocument", "Segment", "UnsupportedDocument", "parse_document"]
+
+Parser = Callable[[bytes, str], ParsedDocument]
+
+PARSERS: dict[str, Parser] = {
+    "text/plain": parse_text,
+    "text/markdown": parse_markdown,
+    "text/x-markdown": parse_markdown,
+    "text/html": parse_html,
+    "application/xhtml+xml": parse_html,
+    "application/pdf": parse_pdf,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": parse_docx,
+    "text/csv": parse_csv,
+    "text/tab-separated-values": parse_tsv,
+    "application/json": parse_json,
+}
+# Text in all but name: source code, config, logs.
+_TEXTUAL = frozenset(
+    {
+        "application/xml",
+        "application/x-yaml",
+        "application/yaml",
+        "application/toml",
+        "application/javascript",
+        "application/x-sh",
+        "application/x-python",
+        "application/sql",
+        "application/x-tex",
+    }
+)
+_VAGUE = frozenset({"", "application/octet-stream", "binary/octet-stream"})
+
+
+def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
+    kind = mime_type.split(";", 1)[0].strip().lower()
+    if kind in _VAGUE:
+        kind = (mimetypes.guess_type(name, strict=False)[0] or kind).lower()
+    parser = PARSERS.get(kind)
+    if parser is None and (kind.startswith("text/") or kind in _TEXTUAL):
+        parser = parse_text
+    if parser is None:
+        hint = " (images need OCR, which is not configured)" if kind.startswith("image/") else ""
+        raise UnsupportedDocument(f"unsupported file type {kind or 'unknown'}{hint}")
+    document = parser(data, name)
+    if not document.text.strip():
+        raise UnsupportedDocument("no text to index")
+    return document

@@ -1,0 +1,73 @@
+"""What every parser returns: the text to index and where each part of it sits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class ParseError(Exception):
+    """The file is of a supported type but cannot be read (corrupt, encrypted): the file fails."""
+
+
+class UnsupportedDocument(Exception):
+    """Nothing to index in this type or size of file: the file is skipped with this reason."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``."""
+
+    start: int
+    page: int | None = None
+    heading: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    text: str
+    segments: tuple[Segment, ...] = ()
+
+
+@dataclass
+class TextBuilder:
+    """Appends text pieces while recording segment starts as offsets into the final text."""
+
+    parts: list[str] = field(default_factory=list)
+    length: int = 0
+    segments: list[Segment] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
+            self.length += len(text)
+
+    def ends_with_newline(self) -> bool:
+        return not self.parts or self.parts[-1].endswith("\n")
+
+    def newline(self) -> None:
+        if not self.ends_with_newline():
+            self.add("\n")
+
+    def mark(self, *, start: int | None = None, page: int | None = None, heading: tuple[str, ...] = ()) -> None:
+        self.segments.append(Segment(start=self.length if start is None else start, page=page, heading=heading))
+
+    def build(self) -> ParsedDocument:
+        return document(text="".join(self.parts), segments=self.segments)
+
+
+def document(*, text: str, segments: list[Segment] | tuple[Segment, ...] = ()) -> ParsedDocument:
+    # PostgreSQL text cannot hold NUL; a same-length replacement keeps every offset valid.
+    return ParsedDocument(text=text.replace("\x00", "\ufffd"), segments=tuple(segments))
+
+
+class HeadingPath:
+    """The chain of open headings: a level-2 heading closes every heading at level >= 2."""
+
+    def __init__(self) -> None:
+        self._open: list[tuple[int, str]] = []
+
+    def enter(self, level: int, title: str) -> tuple[str, ...]:
+        while self._open and self._open[-1][0] >= level:
+            self._open.pop()
+        self._open.append((level, title.strip()))
+        return tuple(title for _, title in self._open)

@@ -1,0 +1,45 @@
+"""PDF text per page through pypdf; encrypted or corrupt files fail with the reason."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from django.conf import settings
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
+
+# pypdf logs every recoverable oddity of real-world files; the outcome is recorded on the file.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def parse_pdf(data: bytes, name: str) -> ParsedDocument:
+    try:
+        return _parse(data)
+    except (ParseError, UnsupportedDocument):
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+        # Damaged files surface as any of these from deep inside pypdf.
+        raise ParseError(f"unreadable PDF: {exc or type(exc).__name__}") from exc
+
+
+def _parse(data: bytes) -> ParsedDocument:
+    reader = PdfReader(io.BytesIO(data), strict=False)
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise ParseError("password-protected PDF")
+    page_count = len(reader.pages)
+    if page_count > settings.INDEX_MAX_PDF_PAGES:
+        raise UnsupportedDocument(
+            f"PDF has {page_count} pages, more than the limit of {settings.INDEX_MAX_PDF_PAGES} (INDEX_MAX_PDF_PAGES)"
+        )
+    builder = TextBuilder()
+    for number, page in enumerate(reader.pages, start=1):
+        text = (page.extract_text() or "").strip()
+        if text:
+            builder.mark(page=number)
+            builder.add(text + "\n\n")
+    if not builder.length:
+        raise UnsupportedDocument("PDF has no extractable text (scanned pages need OCR, which is not configured)")
+    return builder.build()

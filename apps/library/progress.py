@@ -1,0 +1,175 @@
+"""Folder progress: counters recomputed from file statuses, events on the folder's channel, and
+the report that the CLI shows.
+
+Counters are never incremented: each refresh recounts from the File rows in one short
+transaction, so retries, redeliveries and concurrent workers cannot make them drift.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import redis
+from django.db import connection, transaction
+from django.db.models import Count, Q
+
+from apps.core.events import folder_channel, publish_event, redis_client
+from apps.library.models import Chunk, File, FileStatus, Folder, FolderStatus, SyncLog
+
+if TYPE_CHECKING:
+    from apps.library.indexing import ReconcileResult
+
+logger = logging.getLogger(__name__)
+
+_LOCK_FOLDER = "SELECT id FROM library_folder WHERE id = %s FOR UPDATE"
+# The lock above comes first: this statement's snapshot then includes every commit that
+# happened before it, so the last refresh always writes the true counts.
+_RECOUNT = """
+UPDATE library_folder AS folder
+SET files_total = counts.total,
+    files_indexed = counts.indexed,
+    status = CASE WHEN counts.open = 0 AND folder.status = %(indexing)s THEN %(ready)s ELSE folder.status END
+FROM (
+    SELECT count(*) AS total,
+           count(*) FILTER (WHERE status = %(indexed)s) AS indexed,
+           count(*) FILTER (WHERE status IN (%(pending)s, %(indexing)s)) AS open,
+           count(*) FILTER (WHERE status = %(skipped)s) AS skipped,
+           count(*) FILTER (WHERE status = %(failed)s) AS failed
+    FROM library_file WHERE folder_id = %(folder_id)s
+) AS counts
+WHERE folder.id = %(folder_id)s
+RETURNING counts.total, counts.indexed, counts.skipped, counts.failed, counts.open, folder.status
+"""
+
+
+@dataclass(frozen=True)
+class FolderCounts:
+    total: int = 0
+    indexed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    open: int = 0
+    status: str = FolderStatus.PENDING
+
+    @property
+    def done(self) -> int:
+        return self.total - self.open
+
+    def as_event(self) -> dict[str, Any]:
+        return {
+            "files_total": self.total,
+            "files_indexed": self.indexed,
+            "files_skipped": self.skipped,
+            "files_failed": self.failed,
+            "files_done": self.done,
+            "folder_status": self.status,
+        }
+
+
+def folder_counters_refresh(*, folder_id: int) -> FolderCounts:
+    """Recount files_total / files_indexed; a folder with nothing left to index becomes ready."""
+    params: dict[str, str | int] = {
+        "folder_id": folder_id,
+        "indexed": FileStatus.INDEXED,
+        "pending": FileStatus.PENDING,
+        "indexing": FileStatus.INDEXING,
+        "skipped": FileStatus.SKIPPED,
+        "failed": FileStatus.FAILED,
+        "ready": FolderStatus.READY,
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_LOCK_FOLDER, [folder_id])
+        cursor.execute(_RECOUNT, params)
+        row = cursor.fetchone()
+    return FolderCounts(*row) if row else FolderCounts()
+
+
+class FolderProgress:
+    """Publishes a folder's indexing events; a Redis outage never fails the indexing itself."""
+
+    def __init__(self, folder_id: int) -> None:
+        self.folder_id = folder_id
+
+    def file_finished(self, *, file_id: int, path: str, status: str, error: str, counts: FolderCounts) -> None:
+        self._send("file", {"file_id": file_id, "path": path, "status": status, "error": error, **counts.as_event()})
+
+    def folder_scanned(self, *, result: ReconcileResult, counts: FolderCounts) -> None:
+        self._send(
+            "scan",
+            {
+                "added": result.added,
+                "modified": result.modified,
+                "deleted": result.deleted,
+                "moved": result.moved,
+                "queued": len(result.to_index),
+                "problems": len(result.problems),
+                **counts.as_event(),
+            },
+        )
+
+    def folder_failed(self, *, status: str, error: str) -> None:
+        self._send("folder_error", {"folder_status": status, "error": error})
+
+    def _send(self, type: str, data: dict[str, Any]) -> None:
+        try:
+            publish_event(
+                channel=folder_channel(self.folder_id),
+                type=type,
+                data={"folder_id": self.folder_id, **data},
+                client=_client(),
+            )
+        except redis.RedisError:
+            logger.warning("could not publish %s progress of folder %s", type, self.folder_id, exc_info=True)
+
+
+@functools.cache
+def _client() -> redis.Redis:
+    # One connection pool per process instead of one per event.
+    return redis_client()
+
+
+@dataclass(frozen=True)
+class FolderReport:
+    """Everything an operator asks about one folder's index, read in a handful of queries."""
+
+    folder: Folder
+    statuses: dict[str, int]
+    chunks: int
+    chunks_without_embedding: int
+    chunks_without_search_vector: int
+    unindexed: list[tuple[str, str, str]]  # path, status, reason (skipped and failed files)
+    last_sync: SyncLog | None
+
+    @property
+    def open(self) -> int:
+        return self.statuses.get(FileStatus.PENDING, 0) + self.statuses.get(FileStatus.INDEXING, 0)
+
+
+def folder_report(*, folder_id: int, unindexed_limit: int = 200) -> FolderReport | None:
+    folder = Folder.objects.filter(pk=folder_id).select_related("owner").first()
+    if folder is None:
+        return None
+    files = File.objects.filter(folder_id=folder_id)
+    statuses = dict(files.values_list("status").annotate(count=Count("id")).order_by())
+    chunks = Chunk.objects.filter(folder_id=folder_id).aggregate(
+        total=Count("id"),
+        no_embedding=Count("id", filter=Q(embedding__isnull=True)),
+        no_vector=Count("id", filter=Q(search_vector__isnull=True)),
+    )
+    unindexed = list(
+        files.filter(status__in=[FileStatus.SKIPPED, FileStatus.FAILED])
+        .order_by("status", "path")
+        .values_list("path", "status", "error")[:unindexed_limit]
+    )
+    return FolderReport(
+        folder=folder,
+        statuses=statuses,
+        chunks=chunks["total"],
+        chunks_without_embedding=chunks["no_embedding"],
+        chunks_without_search_vector=chunks["no_vector"],
+        unindexed=unindexed,
+        last_sync=SyncLog.objects.filter(folder_id=folder_id).order_by("-created_at").first(),
+    )

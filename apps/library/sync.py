@@ -1,0 +1,153 @@
+"""Keeping folders in step with their sources.
+
+A sync claims its folder with a conditional UPDATE on ``sync_started_at`` (one sync per folder
+at a time; a claim older than the task's time limit is presumed dead and may be re-taken),
+runs the per-source sync function, queues indexing of what changed and writes a SyncLog.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
+from django.utils import timezone
+
+from apps.connectors.base import SourceError, SourceTransientError
+from apps.connectors.local import KnownFile, LocalSource
+from apps.library.indexing import (
+    ReconcileResult,
+    files_enqueue,
+    folder_reconcile,
+    folder_source_failed,
+    reconcile_settle,
+)
+from apps.library.models import File, Folder, FolderStatus, SourceKind, SyncLog
+from apps.library.progress import FolderProgress, folder_counters_refresh
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncOutcome:
+    result: ReconcileResult
+    mode: str  # "full" (whole listing) or "changes" (from a cursor)
+    api_calls: int = 0
+    cursor: str | None = None
+
+
+def _sync_local(folder: Folder) -> SyncOutcome:
+    # Files whose size and mtime did not change keep their checksum: no re-reading them.
+    known = {
+        path: KnownFile(size=size, modified_time=modified, checksum=checksum)
+        for path, size, modified, checksum in File.objects.filter(folder=folder)
+        .values_list("path", "size", "modified_time", "checksum")
+        .iterator()
+        if modified is not None
+    }
+    source = LocalSource(folder.external_id, known=known)
+    entries = list(source.list_entries())
+    return SyncOutcome(result=folder_reconcile(folder=folder, entries=entries, problems=source.problems()), mode="full")
+
+
+# One sync function per source kind; the Drive connector registers its own.
+SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {SourceKind.LOCAL: _sync_local}
+
+
+def _claim_stale_before(now: dt.datetime) -> dt.datetime:
+    from workers.sync import sync_folder
+
+    return now - dt.timedelta(seconds=sync_folder.time_limit or 1800)
+
+
+def folder_sync(*, folder_id: int) -> SyncLog | None:
+    """Sync one folder; None when it is already syncing elsewhere or has no sync function."""
+    now = timezone.now()
+    claimed = (
+        Folder.objects.filter(pk=folder_id)
+        .filter(Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now)))
+        .update(sync_started_at=now)
+    )
+    if not claimed:
+        return None
+    try:
+        folder = Folder.objects.get(pk=folder_id)
+        syncer = SYNCERS.get(folder.source)
+        if syncer is None:
+            logger.warning("no sync function for %s folders (folder %s)", folder.source, folder_id)
+            return None
+        return _run(folder, syncer)
+    finally:
+        # Only our own claim is released, never one that replaced it after going stale.
+        Folder.objects.filter(pk=folder_id, sync_started_at=now).update(sync_started_at=None)
+
+
+def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
+    started = time.monotonic()
+    try:
+        outcome = syncer(folder)
+    except SourceTransientError:
+        raise
+    except SourceError as exc:
+        folder_source_failed(folder_id=folder.pk, error=exc)
+        # Counts as an attempt: beat retries after the interval, not every minute.
+        Folder.objects.filter(pk=folder.pk).update(last_synced_at=timezone.now())
+        return SyncLog.objects.create(
+            folder=folder, mode="full", error=str(exc)[:2000], duration_ms=_elapsed_ms(started)
+        )
+    result = outcome.result
+    now = timezone.now()
+    with transaction.atomic():
+        files_enqueue(folder_id=folder.pk, file_ids=result.to_index)
+        log = SyncLog.objects.create(
+            folder=folder,
+            mode=outcome.mode,
+            added=result.added,
+            modified=result.modified,
+            deleted=result.deleted,
+            moved=result.moved,
+            api_calls=outcome.api_calls,
+            duration_ms=_elapsed_ms(started),
+        )
+        changes = {"last_synced_at": now, "last_error": ""}
+        if outcome.mode == "full":
+            changes["last_full_listing_at"] = now
+        if outcome.cursor is not None:
+            changes["sync_cursor"] = outcome.cursor
+        if result.to_index or folder.status in {FolderStatus.ERROR, FolderStatus.PENDING}:
+            # The counters refresh below turns it ready once nothing is left to index.
+            changes["status"] = FolderStatus.INDEXING
+        Folder.objects.filter(pk=folder.pk).update(**changes)
+    reconcile_settle(folder_id=folder.pk, result=result)
+    counts = folder_counters_refresh(folder_id=folder.pk)
+    FolderProgress(folder.pk).folder_scanned(result=result, counts=counts)
+    return log
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def folders_sync_due_enqueue(*, now: dt.datetime | None = None) -> list[int]:
+    """Queue ``sync_folder`` for folders past their interval; the claim still stops doubles."""
+    from workers.sync import sync_folder
+
+    now = now or timezone.now()
+    interval = ExpressionWrapper(F("sync_interval_seconds") * dt.timedelta(seconds=1), output_field=DurationField())
+    next_sync = ExpressionWrapper(F("last_synced_at") + interval, output_field=DateTimeField())
+    due = list(
+        Folder.objects.filter(source__in=list(SYNCERS))
+        .exclude(status=FolderStatus.NEEDS_REAUTH)
+        .filter(Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now)))
+        .alias(next_sync=next_sync)
+        .filter(Q(last_synced_at__isnull=True) | Q(next_sync__lte=now))
+        .values_list("pk", flat=True)
+    )
+    for folder_id in due:
+        transaction.on_commit(functools.partial(sync_folder.delay, folder_id))
+    return due

@@ -1,0 +1,195 @@
+"""REST endpoints of organizing: suggestions and responses, on-demand suggesting, moves, settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.api import ApplicationError
+from apps.library.selectors import folder_get
+from apps.organize import selectors, services
+from apps.organize.models import DecisionAction, SuggestionStatus
+from apps.organize.paths import file_path_clean, folder_path_clean
+from apps.organize.serializers import (
+    MoveOutputSerializer,
+    OrganizeOutputSerializer,
+    RespondOutputSerializer,
+    SettingsOutputSerializer,
+    SuggestionOutputSerializer,
+)
+
+MAX_FOLDER_LIST = 100
+
+
+def _owner_id(request: Request) -> int:
+    # Every view here requires authentication (the default permission class).
+    if request.user.pk is None:
+        raise NotAuthenticated()
+    return int(request.user.pk)
+
+
+def _checked(clean: Any, value: str, field: str) -> str:
+    """A path cleaner's refusal as a field error (400 with the reason)."""
+    try:
+        return str(clean(value, field=field))
+    except ApplicationError as exc:
+        raise serializers.ValidationError(exc.message) from exc
+
+
+class SuggestionListApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=SuggestionStatus.choices, required=False)
+        folder_id = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(parameters=[FilterSerializer], responses={200: SuggestionOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        suggestions = selectors.suggestion_list(user=request.user, **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(suggestions, request, view=self)
+        return paginator.get_paginated_response(SuggestionOutputSerializer(page, many=True).data)
+
+
+class SuggestionRespondApi(APIView):
+    """accept: move to the suggested folder; choose: move to `target_folder`; reject: keep it.
+
+    Moves happen at the source and in the index (chunks kept). 409 when the file changed, moved or
+    vanished since, or the destination is taken: nothing is changed then.
+    """
+
+    class RespondInputSerializer(serializers.Serializer):
+        action = serializers.ChoiceField(choices=DecisionAction.choices)
+        target_folder = serializers.CharField(required=False, max_length=1024, trim_whitespace=False)
+
+        def validate_target_folder(self, value: str) -> str:
+            return _checked(folder_path_clean, value, "target_folder")
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            choosing = attrs["action"] == DecisionAction.CHOOSE
+            if choosing and not attrs.get("target_folder"):
+                raise serializers.ValidationError({"target_folder": "Required when the action is choose."})
+            if not choosing and "target_folder" in attrs:
+                raise serializers.ValidationError({"target_folder": "Only used when the action is choose."})
+            return attrs
+
+    @extend_schema(request=RespondInputSerializer, responses={200: RespondOutputSerializer})
+    def post(self, request: Request, suggestion_id: int) -> Response:
+        if selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id) is None:
+            raise Http404("Suggestion not found.")
+        data = self.RespondInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        outcome = services.suggestion_respond(
+            suggestion_id=suggestion_id,
+            owner_id=_owner_id(request),
+            action=data.validated_data["action"],
+            target_folder=data.validated_data.get("target_folder"),
+        )
+        suggestion = selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id)
+        body = {"suggestion": suggestion, "move": outcome.move, "message": outcome.message}
+        return Response(RespondOutputSerializer(body).data)
+
+
+class OrganizeApi(APIView):
+    """Suggest folders now for `paths` (default: every file under inbox/) of one folder."""
+
+    class OrganizeInputSerializer(serializers.Serializer):
+        folder_id = serializers.IntegerField(min_value=1)
+        paths = serializers.ListField(
+            child=serializers.CharField(max_length=1024, trim_whitespace=False),
+            required=False,
+            allow_empty=False,
+            max_length=services.ON_DEMAND_MAX_FILES,
+        )
+        force = serializers.BooleanField(required=False, default=False)
+
+        def validate_paths(self, value: list[str]) -> list[str]:
+            return [_checked(file_path_clean, path, "paths") for path in value]
+
+    @extend_schema(request=OrganizeInputSerializer, responses={200: OrganizeOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.OrganizeInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        folder = folder_get(user=request.user, folder_id=data.validated_data["folder_id"])
+        if folder is None:
+            raise Http404("Folder not found.")
+        outcomes = services.files_suggest(
+            folder=folder, paths=data.validated_data.get("paths"), force=data.validated_data["force"]
+        )
+        body = {
+            "suggestions": [outcome.suggestion for outcome in outcomes if outcome.suggestion and not outcome.skipped],
+            "skipped": [{"path": outcome.path, "reason": outcome.skipped} for outcome in outcomes if outcome.skipped],
+        }
+        return Response(OrganizeOutputSerializer(body).data)
+
+
+class MoveListApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        folder_id = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(parameters=[FilterSerializer], responses={200: MoveOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        moves = selectors.move_list(user=request.user, **filters.validated_data)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(moves, request, view=self)
+        return paginator.get_paginated_response(MoveOutputSerializer(page, many=True).data)
+
+
+class MoveUndoApi(APIView):
+    """Put the file back. 409 if it moved again since or its old place is taken."""
+
+    @extend_schema(request=None, responses={200: MoveOutputSerializer})
+    def post(self, request: Request, move_id: int) -> Response:
+        if selectors.move_get(user=request.user, move_id=move_id) is None:
+            raise Http404("Move not found.")
+        move = services.move_undo(move_id=move_id, owner_id=_owner_id(request))
+        return Response(MoveOutputSerializer(move).data, status=status.HTTP_200_OK)
+
+
+class OrganizationSettingsApi(APIView):
+    """The user's organization settings. PUT changes the fields it is given."""
+
+    class SettingsInputSerializer(serializers.Serializer):
+        auto_suggest = serializers.BooleanField(required=False)
+        suggest_threshold = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+        auto_move = serializers.BooleanField(required=False)
+        auto_move_threshold = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+        include_folders = serializers.ListField(
+            child=serializers.CharField(max_length=1024, trim_whitespace=False),
+            required=False,
+            max_length=MAX_FOLDER_LIST,
+        )
+        exclude_folders = serializers.ListField(
+            child=serializers.CharField(max_length=1024, trim_whitespace=False),
+            required=False,
+            max_length=MAX_FOLDER_LIST,
+        )
+
+        def validate_include_folders(self, value: list[str]) -> list[str]:
+            return [_checked(folder_path_clean, path, "include_folders") for path in value]
+
+        def validate_exclude_folders(self, value: list[str]) -> list[str]:
+            return [_checked(folder_path_clean, path, "exclude_folders") for path in value]
+
+    @extend_schema(responses={200: SettingsOutputSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(SettingsOutputSerializer(selectors.organization_settings_get(owner_id=_owner_id(request))).data)
+
+    @extend_schema(request=SettingsInputSerializer, responses={200: SettingsOutputSerializer})
+    def put(self, request: Request) -> Response:
+        data = self.SettingsInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        preferences = services.organization_settings_update(
+            owner_id=_owner_id(request), values=dict(data.validated_data)
+        )
+        return Response(SettingsOutputSerializer(preferences).data)

@@ -1,0 +1,111 @@
+"""Reads for organizing: suggestions, moves and settings of one owner, and what a decision needs."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from apps.library.models import File
+from apps.organize.guideline import GuidelineRule, guideline_parse, guideline_read
+from apps.organize.learning import LearnedTarget, SimilarDecision, learned_targets, similar_decisions
+from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion, SuggestionStatus
+from apps.organize.policy import FileFacts, Proposal, organize_propose
+from apps.organize.tree import FolderSimilarity, TreeFolder, folder_similarities, folder_tree, target_folders
+
+_FILE_TEXT_CHARS = 2000
+
+
+def suggestion_list(
+    *, user: AbstractBaseUser | AnonymousUser, status: str | None = None, folder_id: int | None = None
+) -> QuerySet[OrganizationSuggestion]:
+    suggestions = OrganizationSuggestion.objects.filter(owner_id=user.pk).select_related("file", "message")
+    if status:
+        suggestions = suggestions.filter(status=status)
+    if folder_id is not None:
+        suggestions = suggestions.filter(folder_id=folder_id)
+    return suggestions.defer("file__embedding", "file__search_vector").order_by("-created_at", "-id")
+
+
+def suggestion_get(*, user: AbstractBaseUser | AnonymousUser, suggestion_id: int) -> OrganizationSuggestion | None:
+    return suggestion_list(user=user).filter(pk=suggestion_id).first()
+
+
+def move_list(*, user: AbstractBaseUser | AnonymousUser, folder_id: int | None = None) -> QuerySet[FileMove]:
+    moves = FileMove.objects.filter(owner_id=user.pk).select_related("file")
+    if folder_id is not None:
+        moves = moves.filter(file__folder_id=folder_id)
+    return moves.defer("file__embedding", "file__search_vector").order_by("-created_at", "-id")
+
+
+def move_get(*, user: AbstractBaseUser | AnonymousUser, move_id: int) -> FileMove | None:
+    return move_list(user=user).filter(pk=move_id).first()
+
+
+def organization_settings_get(*, owner_id: int) -> OrganizationSettings:
+    """The owner's settings; the defaults (unsaved) for an owner who never changed them."""
+    return OrganizationSettings.objects.filter(owner_id=owner_id).first() or OrganizationSettings(owner_id=owner_id)
+
+
+def pending_suggestion_for_file(*, file_id: int) -> OrganizationSuggestion | None:
+    return OrganizationSuggestion.objects.filter(file_id=file_id, status=SuggestionStatus.PENDING).first()
+
+
+@dataclass(frozen=True)
+class OrganizeInputs:
+    """Everything a filing decision about one file reads, gathered once."""
+
+    file: File
+    facts: FileFacts
+    guideline_text: str
+    rules: tuple[GuidelineRule, ...]
+    tree: list[TreeFolder]
+    similarities: dict[str, FolderSimilarity]
+    decisions: list[SimilarDecision]
+    learned: dict[str, LearnedTarget]
+    rejected_here: frozenset[str]
+    settings: OrganizationSettings
+
+    def propose(self, *, ignore_rejections: bool = False) -> Proposal:
+        """`ignore_rejections` (force): folders declined for this file or files like it count again."""
+        learned = self.learned
+        if ignore_rejections:
+            learned = {folder: dataclasses.replace(entry, blocked=False) for folder, entry in learned.items()}
+        return organize_propose(
+            file=self.facts,
+            rules=self.rules,
+            folders=target_folders(self.tree),
+            similarities=self.similarities,
+            learned=learned,
+            rejected_here=() if ignore_rejections else self.rejected_here,
+            include=self.settings.include_folders,
+            exclude=self.settings.exclude_folders,
+        )
+
+
+def organize_inputs(*, file: File) -> OrganizeInputs:
+    folder = file.folder
+    tree = folder_tree(folder_id=folder.pk)
+    text = guideline_read(folder=folder)
+    decisions = similar_decisions(owner_id=folder.owner_id, folder_id=folder.pk, embedding=file.embedding)
+    rejected = OrganizationSuggestion.objects.filter(file_id=file.pk, status=SuggestionStatus.REJECTED).values_list(
+        "target_folder", flat=True
+    )
+    return OrganizeInputs(
+        file=file,
+        facts=FileFacts(path=file.path, name=file.name, text=f"{file.digest}\n{file.preview}"[:_FILE_TEXT_CHARS]),
+        guideline_text=text,
+        rules=guideline_parse(text, known_folders=[node.path for node in tree]),
+        tree=tree,
+        similarities=folder_similarities(folder_id=folder.pk, file_id=file.pk),
+        decisions=decisions,
+        learned=learned_targets(decisions),
+        rejected_here=frozenset(rejected),
+        settings=organization_settings_get(owner_id=folder.owner_id),
+    )
+
+
+def file_for_organize(*, file_id: int) -> File | None:
+    return File.objects.select_related("folder").defer("search_vector").filter(pk=file_id).first()

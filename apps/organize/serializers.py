@@ -1,0 +1,72 @@
+"""Output shapes of the organize endpoints (inputs live on their views)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.chat.inbox.serializers import InboxMessageOutputSerializer
+from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion
+
+
+class SuggestionOutputSerializer(serializers.ModelSerializer[OrganizationSuggestion]):
+    file_path = serializers.CharField(source="file.path", read_only=True)
+    file_name = serializers.CharField(source="file.name", read_only=True)
+    message_id = serializers.IntegerField(read_only=True, allow_null=True)
+    conversation_id = serializers.IntegerField(source="message.conversation_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = OrganizationSuggestion
+        fields = [
+            "id",
+            "folder_id",
+            "file_id",
+            "file_path",
+            "file_name",
+            "source_path",
+            "target_folder",
+            "reasoning",
+            "confidence",
+            "alternatives",
+            "status",
+            "message_id",
+            "conversation_id",
+            "created_at",
+            "decided_at",
+            "expires_at",
+        ]
+
+
+class MoveOutputSerializer(serializers.ModelSerializer[FileMove]):
+    class Meta:
+        model = FileMove
+        fields = ["id", "file_id", "suggestion_id", "from_path", "to_path", "automatic", "created_at", "undone_at"]
+
+
+class RespondOutputSerializer(serializers.Serializer):
+    suggestion = SuggestionOutputSerializer()
+    move = MoveOutputSerializer(allow_null=True)
+    message = InboxMessageOutputSerializer(allow_null=True)
+
+
+class SkippedOutputSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class OrganizeOutputSerializer(serializers.Serializer):
+    suggestions = SuggestionOutputSerializer(many=True)
+    skipped = SkippedOutputSerializer(many=True)
+
+
+class SettingsOutputSerializer(serializers.ModelSerializer[OrganizationSettings]):
+    class Meta:
+        model = OrganizationSettings
+        fields = [
+            "auto_suggest",
+            "suggest_threshold",
+            "auto_move",
+            "auto_move_threshold",
+            "include_folders",
+            "exclude_folders",
+            "updated_at",
+        ]

@@ -1,0 +1,81 @@
+"""The search endpoint: validate, check the folder belongs to the user, call the selector."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.library.selectors import folder_get
+from apps.search.selectors import K_MAX, chunk_search
+from apps.search.types import SearchFilters, SearchMode
+
+
+class SearchFiltersSerializer(serializers.Serializer):
+    path_prefix = serializers.CharField(required=False, allow_blank=True, max_length=1024)
+    mime_types = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=50)
+    modified_after = serializers.DateTimeField(required=False)
+    modified_before = serializers.DateTimeField(required=False)
+
+
+class SearchHitSerializer(serializers.Serializer):
+    chunk_id = serializers.IntegerField()
+    file_id = serializers.IntegerField()
+    file_name = serializers.CharField()
+    path = serializers.CharField()
+    text = serializers.CharField()
+    location = serializers.DictField()
+    vector_rank = serializers.IntegerField(allow_null=True)
+    keyword_rank = serializers.IntegerField(allow_null=True)
+    score = serializers.FloatField()
+    distance = serializers.FloatField(allow_null=True)
+    keyword_score = serializers.FloatField(allow_null=True)
+
+
+class FolderSearchApi(APIView):
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "search"
+
+    class InputSerializer(serializers.Serializer):
+        query = serializers.CharField(
+            allow_blank=True, trim_whitespace=False, max_length=settings.SEARCH_MAX_QUERY_CHARS
+        )
+        k = serializers.IntegerField(min_value=1, max_value=K_MAX, default=10)
+        mode = serializers.ChoiceField(choices=[mode.value for mode in SearchMode], default=SearchMode.HYBRID.value)
+        filters = SearchFiltersSerializer(required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        results = SearchHitSerializer(many=True)
+        took_ms = serializers.FloatField()
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request: Request, folder_id: int) -> Response:
+        folder = folder_get(user=request.user, folder_id=folder_id)
+        if folder is None:
+            raise Http404("Folder not found.")
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        filters = values.get("filters") or {}
+        started = time.perf_counter()
+        hits = chunk_search(
+            folder_id=folder.pk,
+            query=values["query"],
+            k=values["k"],
+            mode=SearchMode(values["mode"]),
+            filters=SearchFilters(
+                path_prefix=filters.get("path_prefix") or None,
+                mime_types=tuple(filters.get("mime_types") or ()),
+                modified_after=filters.get("modified_after"),
+                modified_before=filters.get("modified_before"),
+            ),
+        )
+        took_ms = round((time.perf_counter() - started) * 1000, 1)
+        return Response(self.OutputSerializer({"results": hits, "took_ms": took_ms}).data)

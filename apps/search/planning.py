@@ -1,0 +1,122 @@
+"""How the vector leg runs for a folder, decided from statistics that are cheap to read.
+
+pgvector 0.6 filters HNSW results after the scan: a folder holding 1% of the table receives about
+1% of the ``ef_search`` candidates, so a plain filtered HNSW query returns too few rows (DESIGN
+§6). Small folders therefore use an exact scan through the folder btree; larger ones use HNSW
+with ``ef_search`` raised until the folder's expected share of the candidates covers k, and fall
+back to the exact scan in the same statement when HNSW still finds fewer than k rows. pgvector >= 0.8
+has iterative index scans, which solve the problem inside the index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from django.core.cache import cache
+from django.db import connection
+
+from apps.search.statements import KeywordMethod, VectorMethod
+
+# Up to this many rows an exact scan of the folder is fast enough and always complete
+# (bench/search_speed.py: about 1 µs a row with the vectors inline in the heap).
+EXACT_MAX_ROWS = 10_000
+EF_SEARCH_MIN = 40  # pgvector's default
+EF_SEARCH_MAX = 1000  # pgvector's ceiling
+# Candidates the folder should receive per wanted row: a folder's rows are not spread evenly
+# through the graph, and a short answer costs an exact fallback.
+OVERFETCH = 2.0
+# Up to this many rows the keyword side reads the whole folder rather than the GIN index, whose
+# posting lists hold every folder's rows: about 1.4 µs a row against 0.25 µs a posting.
+KEYWORD_SCAN_MAX_ROWS = 5_000
+# GIN postings a keyword search may read; lexemes beyond it (the commonest) only score.
+KEYWORD_POSTING_BUDGET = 20_000
+STATS_TTL_SECONDS = 300
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    method: VectorMethod
+    ef_search: int = EF_SEARCH_MIN
+
+
+def vector_plan(*, folder_rows: int, table_rows: int, k: int, depth: int, iterative_scans: bool) -> VectorPlan:
+    """``k`` rows the folder must get (else the exact fallback runs); up to ``depth`` are welcome."""
+    if folder_rows <= EXACT_MAX_ROWS:
+        return VectorPlan(VectorMethod.EXACT)
+    if iterative_scans:
+        return VectorPlan(VectorMethod.ITERATIVE, ef_search=max(EF_SEARCH_MIN, depth))
+    share = folder_rows / max(table_rows, folder_rows)
+    ef_search = max(EF_SEARCH_MIN, depth, math.ceil(OVERFETCH * k / share))
+    if ef_search > EF_SEARCH_MAX:
+        return VectorPlan(VectorMethod.EXACT)
+    return VectorPlan(VectorMethod.HNSW, ef_search=ef_search)
+
+
+@dataclass(frozen=True)
+class KeywordPlan:
+    method: KeywordMethod
+    # Table-wide postings per matching row of the folder (0: the budget does not apply).
+    posting_scale: float = 0.0
+
+
+def keyword_plan(*, folder_rows: int, table_rows: int) -> KeywordPlan:
+    if folder_rows <= KEYWORD_SCAN_MAX_ROWS:
+        return KeywordPlan(KeywordMethod.SCAN)
+    return KeywordPlan(KeywordMethod.INDEX, posting_scale=max(table_rows, folder_rows) / folder_rows)
+
+
+def _cached(key: str, compute: Callable[[], T]) -> T:
+    value: T | None = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, STATS_TTL_SECONDS)
+    return value
+
+
+def _cache_key(*parts: object) -> str:
+    return ":".join(["search", str(connection.settings_dict["NAME"]), *map(str, parts)])
+
+
+def folder_chunk_count(*, folder_id: int) -> int:
+    def count() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM library_chunk WHERE folder_id = %s", [folder_id])
+            (rows,) = cursor.fetchone() or (0,)
+            return int(rows)
+
+    return _cached(_cache_key("folder-chunks", folder_id), count)
+
+
+def folder_chunk_count_forget(*, folder_id: int) -> None:
+    cache.delete(_cache_key("folder-chunks", folder_id))
+
+
+def table_chunk_count() -> int:
+    """The planner's row estimate: kept by autovacuum, free to read; -1 before the first ANALYZE."""
+
+    def estimate() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'library_chunk'::regclass")
+            (rows,) = cursor.fetchone() or (-1,)
+            return int(rows)
+
+    return _cached(_cache_key("table-chunks"), estimate)
+
+
+def pgvector_has_iterative_scans() -> bool:
+    def check() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+        return row is not None and _version(row[0]) >= (0, 8)
+
+    return _cached(_cache_key("pgvector-iterative"), check)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".")[:2] if part.isdigit())

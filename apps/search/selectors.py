@@ -1,0 +1,242 @@
+"""Hybrid search over a folder's chunks and files: one parameterized statement per search.
+
+Callers (the API, the chat, the agent tools) must already have checked that the user may read
+the folder; these selectors scope every row to ``folder_id`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from pgvector import Vector
+
+from apps.core.api import ApplicationError
+from apps.search import planning
+from apps.search.embeddings import get_embedder
+from apps.search.statements import StatementShape, VectorMethod, chunk_statement, file_statement, filter_params
+from apps.search.types import FileHit, SearchFilters, SearchHit, SearchMode
+
+K_MAX = 100
+# Rows each side hands to the fusion in hybrid mode (RRF rewards rows both sides rank fairly
+# well, so the lists must go deeper than k).
+FUSION_DEPTH = 50
+# Keyword candidates ranked per search, and the document-frequency budget of the lexemes that
+# select them: ranking cost stays bounded however many chunks match.
+KEYWORD_CANDIDATE_CAP = 1000
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def chunk_search(
+    *,
+    folder_id: int,
+    query: str,
+    k: int = 10,
+    mode: SearchMode = SearchMode.HYBRID,
+    filters: SearchFilters | None = None,
+    rrf_k: int | None = None,
+    weights: tuple[float, float] = (1.0, 1.0),
+    query_vector: np.ndarray | None = None,
+) -> list[SearchHit]:
+    """The folder's best chunks for ``query``.
+
+    ``weights`` scale the (vector, keyword) RRF terms; ``query_vector`` is the question's
+    embedding when the caller already has it.
+    """
+    prepared = _prepare(query=query, k=k, mode=mode, filters=filters)
+    if prepared is None:
+        return []
+    text, mode, filters = prepared
+    depth = k if mode is not SearchMode.HYBRID else max(k, FUSION_DEPTH)
+    embedding = _embedding(text, query_vector) if mode is not SearchMode.KEYWORD else None
+    folder_rows = planning.folder_chunk_count(folder_id=folder_id)
+    table_rows = planning.table_chunk_count()
+    plan = planning.vector_plan(
+        folder_rows=folder_rows,
+        table_rows=table_rows,
+        k=k,
+        depth=depth,
+        iterative_scans=planning.pgvector_has_iterative_scans(),
+    )
+    keyword_plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
+    shape = StatementShape(
+        vector=embedding is not None,
+        keyword=mode is not SearchMode.VECTOR,
+        filters=filters,
+        vector_method=plan.method,
+        keyword_method=keyword_plan.method,
+    )
+    params = _params(
+        folder_id=folder_id,
+        text=text,
+        embedding=embedding,
+        k=k,
+        depth=depth,
+        filters=filters,
+        posting_scale=keyword_plan.posting_scale,
+        rrf_k=rrf_k,
+        weights=weights,
+    )
+    rows = _run(chunk_statement(shape), params, plan=plan)
+    return [
+        SearchHit(
+            chunk_id=row[0],
+            file_id=row[1],
+            file_name=row[2],
+            path=row[3],
+            text=row[4],
+            location=_json(row[5]),
+            vector_rank=row[6],
+            keyword_rank=row[7],
+            score=float(row[8]),
+            distance=_finite(row[9]),
+            keyword_score=row[10],
+        )
+        for row in rows
+    ]
+
+
+def file_search(
+    *,
+    folder_id: int,
+    query: str,
+    k: int = 10,
+    mode: SearchMode = SearchMode.HYBRID,
+    filters: SearchFilters | None = None,
+    rrf_k: int | None = None,
+    weights: tuple[float, float] = (1.0, 1.0),
+    query_vector: np.ndarray | None = None,
+) -> list[FileHit]:
+    """The folder's files best matching ``query`` by name and preview, and by file embedding."""
+    prepared = _prepare(query=query, k=k, mode=mode, filters=filters)
+    if prepared is None:
+        return []
+    text, mode, filters = prepared
+    depth = k if mode is not SearchMode.HYBRID else max(k, FUSION_DEPTH)
+    embedding = _embedding(text, query_vector) if mode is not SearchMode.KEYWORD else None
+    # Files are few per folder: exact distances, and the file GIN index's short posting lists.
+    shape = StatementShape(vector=embedding is not None, keyword=mode is not SearchMode.VECTOR, filters=filters)
+    params = _params(
+        folder_id=folder_id,
+        text=text,
+        embedding=embedding,
+        k=k,
+        depth=depth,
+        filters=filters,
+        posting_scale=0.0,
+        rrf_k=rrf_k,
+        weights=weights,
+    )
+    rows = _run(file_statement(shape), params, plan=planning.VectorPlan(VectorMethod.EXACT))
+    return [
+        FileHit(
+            file_id=row[0],
+            file_name=row[1],
+            path=row[2],
+            mime_type=row[3],
+            modified_time=row[4],
+            vector_rank=row[5],
+            keyword_rank=row[6],
+            score=float(row[7]),
+        )
+        for row in rows
+    ]
+
+
+def _prepare(
+    *, query: str, k: int, mode: SearchMode | str, filters: SearchFilters | None
+) -> tuple[str, SearchMode, SearchFilters] | None:
+    """Validated inputs, or None when nothing can match (blank question, unmatchable filter)."""
+    if len(query) > settings.SEARCH_MAX_QUERY_CHARS:
+        raise ApplicationError(f"The query is longer than {settings.SEARCH_MAX_QUERY_CHARS} characters.")
+    if not 1 <= k <= K_MAX:
+        raise ApplicationError(f"k must be between 1 and {K_MAX}.")
+    try:
+        mode = SearchMode(mode)
+    except ValueError:
+        raise ApplicationError(f"Unknown search mode {mode!r}.") from None
+    # PostgreSQL text cannot hold NUL; in a question it is only noise.
+    text = query.replace("\x00", " ").strip()
+    filters = filters or SearchFilters()
+    # No stored path or MIME type contains NUL, so such a filter matches nothing.
+    mime_types = tuple(m for m in filters.mime_types if "\x00" not in m)
+    if not text or "\x00" in (filters.path_prefix or "") or (filters.mime_types and not mime_types):
+        return None
+    return (
+        text,
+        mode,
+        SearchFilters(
+            path_prefix=filters.path_prefix or None,
+            mime_types=mime_types,
+            modified_after=filters.modified_after,
+            modified_before=filters.modified_before,
+        ),
+    )
+
+
+def _embedding(text: str, query_vector: np.ndarray | None) -> str | None:
+    """The question's vector as pgvector text; None when it has no direction (no features)."""
+    vector = get_embedder().embed_query(text) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
+    return Vector(vector).to_text() if np.any(vector) else None
+
+
+def _params(
+    *,
+    folder_id: int,
+    text: str,
+    embedding: str | None,
+    k: int,
+    depth: int,
+    filters: SearchFilters,
+    posting_scale: float,
+    rrf_k: int | None,
+    weights: tuple[float, float],
+) -> dict[str, Any]:
+    return {
+        "folder_id": folder_id,
+        "query": text,
+        "embedding": embedding,
+        "k": k,
+        "vector_depth": depth,
+        "vector_minimum": k,
+        "keyword_depth": depth,
+        "keyword_cap": KEYWORD_CANDIDATE_CAP,
+        "term_budget": KEYWORD_CANDIDATE_CAP,
+        "posting_scale": posting_scale,
+        "posting_budget": planning.KEYWORD_POSTING_BUDGET,
+        "bm25_k1": BM25_K1,
+        "bm25_b": BM25_B,
+        "rrf_k": settings.SEARCH_RRF_K if rrf_k is None else rrf_k,
+        "vector_weight": float(weights[0]),
+        "keyword_weight": float(weights[1]),
+        **filter_params(filters),
+    }
+
+
+def _run(sql: str, params: dict[str, Any], *, plan: planning.VectorPlan) -> Sequence[tuple[Any, ...]]:
+    # SET LOCAL lasts until the end of the transaction: ours, or the caller's when nested.
+    with transaction.atomic(), connection.cursor() as cursor:
+        # JIT compiling costs more than these millisecond statements ever run.
+        cursor.execute(
+            "SELECT set_config('jit', 'off', true), set_config('hnsw.ef_search', %s, true)", [str(plan.ef_search)]
+        )
+        if plan.method is VectorMethod.ITERATIVE:
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _finite(value: float | None) -> float | None:
+    # A stored zero vector has no cosine distance (NaN), which JSON cannot carry either.
+    return value if value is None or math.isfinite(value) else None
+
+
+def _json(value: Any) -> dict[str, Any]:
+    loaded = json.loads(value) if isinstance(value, str) else value
+    return loaded if isinstance(loaded, dict) else {}

@@ -1,0 +1,49 @@
+"""Writes of the search statistics. Indexing calls these after a folder's chunks change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.search import planning
+from apps.search.models import FolderTermStats
+
+_LOCK = "SELECT pg_advisory_xact_lock(hashtext('search_folderlexeme'), mod(%(folder_id)s, 2147483647)::int)"
+_DELETE_LEXEMES = "DELETE FROM search_folderlexeme WHERE folder_id = %(folder_id)s"
+_INSERT_LEXEMES = """
+INSERT INTO search_folderlexeme (folder_id, lexeme, document_count)
+SELECT %(folder_id)s, t.lexeme, count(*)
+FROM library_chunk c
+CROSS JOIN LATERAL unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
+WHERE c.folder_id = %(folder_id)s AND c.search_vector IS NOT NULL
+GROUP BY t.lexeme
+"""
+_UPSERT_TOTALS = """
+INSERT INTO search_foldertermstats (folder_id, chunk_count, total_length, refreshed_at)
+SELECT %(folder_id)s, count(*), coalesce(sum(length(c.search_vector)), 0), %(now)s
+FROM library_chunk c
+WHERE c.folder_id = %(folder_id)s AND c.search_vector IS NOT NULL
+ON CONFLICT (folder_id) DO UPDATE
+SET chunk_count = EXCLUDED.chunk_count, total_length = EXCLUDED.total_length, refreshed_at = EXCLUDED.refreshed_at
+"""
+
+
+def folder_lexeme_stats_refresh(*, folder_id: int) -> FolderTermStats:
+    """Recount the folder's lexeme document frequencies, chunk count and total length.
+
+    Call it when a folder's indexing, sync or search-vector backfill has finished (not per
+    file: it reads every chunk of the folder, about 1 s per 20k chunks). Searches in between
+    stay correct: lexemes it has not seen yet count as rare and the counts drift slowly.
+    Readers see the old statistics until the new ones commit.
+    """
+    params: dict[str, Any] = {"folder_id": folder_id, "now": timezone.now()}
+    with transaction.atomic(), connection.cursor() as cursor:
+        # One refresh per folder at a time; a second waits and then recounts the newer rows.
+        cursor.execute(_LOCK, params)
+        cursor.execute(_DELETE_LEXEMES, params)
+        cursor.execute(_INSERT_LEXEMES, params)
+        cursor.execute(_UPSERT_TOTALS, params)
+    planning.folder_chunk_count_forget(folder_id=folder_id)
+    return FolderTermStats.objects.get(folder_id=folder_id)

@@ -1,0 +1,321 @@
+r"""The SQL of a search: one statement, assembled from fixed fragments, every value a bound parameter.
+
+Only fragments chosen by the caller's shape (mode, access paths, which filters are set) are
+concatenated; user input reaches PostgreSQL only through ``%(name)s`` parameters. The keyword
+tsquery is built inside PostgreSQL from the lexemes ``to_tsvector`` finds in the question, each
+quoted as a literal lexeme, so tsquery operators typed by the user (``& | ! <-> :* ( )``) are
+never parsed as operators.
+
+Shape of the chunk statement (DESIGN §6):
+
+    query_terms -> corpus -> weighted_terms -> keyword_query      lexemes, IDF, an OR tsquery
+    keyword_candidates (folder scan or GIN) -> keyword_ranked     BM25 over <= cap rows
+    vector_* (HNSW or exact, own ORDER BY .. LIMIT) -> vector_ranked
+    fused: FULL OUTER JOIN on chunk id, RRF                        then chunks and files joined once
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from apps.search.types import SearchFilters
+
+
+class VectorMethod(StrEnum):
+    EXACT = "exact"  # distance to every row of the folder, read through the folder btree
+    HNSW = "hnsw"  # filtered HNSW with an over-fetching ef_search; exact when it comes up short
+    ITERATIVE = "iterative"  # pgvector >= 0.8: HNSW iterative scan keeps going until LIMIT is met
+
+
+class KeywordMethod(StrEnum):
+    SCAN = "scan"  # match every row of the folder, read through the folder btree
+    INDEX = "index"  # GIN: cost grows with the table-wide posting lists of the lexemes used
+
+
+@dataclass(frozen=True)
+class StatementShape:
+    vector: bool
+    keyword: bool
+    filters: SearchFilters
+    vector_method: VectorMethod = VectorMethod.EXACT
+    keyword_method: KeywordMethod = KeywordMethod.INDEX
+
+
+def filter_params(filters: SearchFilters) -> dict[str, object]:
+    return {
+        "path_prefix": filters.path_prefix,
+        "mime_types": list(filters.mime_types),
+        "modified_after": filters.modified_after,
+        "modified_before": filters.modified_before,
+    }
+
+
+# Filters are file attributes; each set filter adds its fixed condition on ``library_file ff``.
+_FILE_CONDITIONS = {
+    "path_prefix": " AND starts_with(ff.path, %(path_prefix)s)",
+    "mime_types": " AND ff.mime_type = ANY(%(mime_types)s::text[])",
+    "modified_after": " AND ff.modified_time >= %(modified_after)s",
+    "modified_before": " AND ff.modified_time < %(modified_before)s",
+}
+_CHUNK_FILE_FILTER = (
+    " AND c.file_id IN (SELECT ff.id FROM library_file ff WHERE ff.folder_id = %(folder_id)s{conditions})"
+)
+
+
+def _file_conditions(filters: SearchFilters) -> str:
+    return "".join(condition for name, condition in _FILE_CONDITIONS.items() if getattr(filters, name))
+
+
+def _chunk_file_filter(filters: SearchFilters) -> str:
+    conditions = _file_conditions(filters)
+    return _CHUNK_FILE_FILTER.format(conditions=conditions) if conditions else ""
+
+
+# Lexemes of the question with their document frequency in the folder. A lexeme the statistics
+# do not know (stale or never refreshed) counts as rare (df 1): it still matches and ranks.
+_TERMS = r"""
+query_terms AS MATERIALIZED (
+    SELECT t.lexeme, coalesce(l.document_count, 1) AS df
+    FROM unnest(to_tsvector('english', %(query)s)) AS t
+    LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme
+),
+corpus AS MATERIALIZED (
+    SELECT coalesce(s.chunk_count,
+                    (SELECT count(*) FROM library_chunk WHERE folder_id = %(folder_id)s))::float8 AS n,
+           s.total_length::float8 / nullif(s.chunk_count, 0) AS avgdl
+    FROM (VALUES (1)) AS one
+    LEFT JOIN search_foldertermstats s ON s.folder_id = %(folder_id)s
+),
+weighted_terms AS MATERIALIZED (
+    SELECT q.lexeme,
+           ln((c.n + 1) / (least(q.df, c.n) + 0.5)) AS idf,
+           row_number() OVER (ORDER BY q.df, q.lexeme) AS rarity,
+           sum(q.df) OVER (ORDER BY q.df, q.lexeme) AS cumulative_df
+    FROM query_terms q CROSS JOIN corpus c
+),
+-- Candidates come from the rarest lexemes (the rarest always) while their document frequencies
+-- stay within two budgets: rows matched in the folder, and postings the GIN index reads table-wide
+-- (estimated from the folder's share of the table). Cost stays bounded however common the other
+-- words are, and a chunk holding only common words could not outrank one holding a rare word.
+keyword_query AS (
+    SELECT string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''' {prefix}, ' | ')::tsquery
+           AS tsq
+    FROM weighted_terms
+    WHERE rarity = 1
+       OR (cumulative_df <= %(term_budget)s AND cumulative_df * %(posting_scale)s::float8 <= %(posting_budget)s)
+)"""
+
+_KEYWORD_INDEX = """
+keyword_candidates AS MATERIALIZED (
+    SELECT c.id, c.file_id, c.search_vector, length(c.search_vector)::float8 AS length
+    FROM library_chunk c
+    WHERE c.folder_id = %(folder_id)s
+      AND c.search_vector @@ (SELECT tsq FROM keyword_query){file_filter}
+    LIMIT %(keyword_cap)s
+),"""
+
+# OFFSET 0 keeps the match outside the subquery, so the planner cannot answer it with the GIN
+# index (whose posting lists span every folder): a small folder is cheaper to read whole.
+_KEYWORD_SCAN = """
+keyword_candidates AS MATERIALIZED (
+    SELECT c.id, c.file_id, c.search_vector, length(c.search_vector)::float8 AS length
+    FROM (
+        SELECT c.id, c.file_id, c.search_vector
+        FROM library_chunk c
+        WHERE c.folder_id = %(folder_id)s{file_filter}
+        OFFSET 0
+    ) c
+    WHERE c.search_vector @@ (SELECT tsq FROM keyword_query)
+    LIMIT %(keyword_cap)s
+),"""
+
+_KEYWORD_RANKED = r"""
+-- BM25 (k1, b) with the folder's IDF; term frequencies are the positions of the question's
+-- lexemes, cut out of each tsvector by marking them weight A and keeping only A.
+keyword_scored AS (
+    SELECT kc.id, kc.file_id,
+           sum(w.idf * t.tf * (%(bm25_k1)s::float8 + 1)
+               / (t.tf + %(bm25_k1)s::float8 * (1 - %(bm25_b)s::float8 + %(bm25_b)s::float8 * kc.length / a.avgdl)))
+           AS score
+    FROM keyword_candidates kc
+    CROSS JOIN LATERAL (
+        SELECT u.lexeme, cardinality(u.positions)::float8 AS tf
+        FROM unnest(ts_filter(
+            setweight(kc.search_vector, 'A', (SELECT array_agg(lexeme) FROM weighted_terms)), '{{a}}'
+        )) AS u
+    ) t
+    JOIN weighted_terms w ON w.lexeme = t.lexeme
+    CROSS JOIN (
+        SELECT coalesce(avgdl, (SELECT avg(length) FROM keyword_candidates), 1) AS avgdl
+        FROM corpus
+    ) a
+    GROUP BY kc.id, kc.file_id
+    ORDER BY score DESC, kc.id
+    LIMIT %(keyword_depth)s
+),
+keyword_ranked AS (
+    SELECT id, file_id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM keyword_scored
+)"""
+
+_NO_KEYWORD = """
+keyword_ranked AS (
+    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::bigint AS rank WHERE false
+)"""
+
+# The HNSW leg orders and limits in its own subquery, which is what lets the index serve it.
+_VECTOR_INDEXED = """
+vector_indexed AS MATERIALIZED (
+    SELECT c.id, c.file_id, c.embedding <=> %(embedding)s::vector AS distance
+    FROM library_chunk c
+    WHERE c.folder_id = %(folder_id)s{file_filter}
+    ORDER BY c.embedding <=> %(embedding)s::vector
+    LIMIT %(vector_depth)s
+),"""
+
+# Exact distances over the folder's rows. Materialising them first keeps the planner from
+# answering ORDER BY .. LIMIT with the (post-filtering) HNSW index. {only_if} makes it the
+# fallback of the HNSW leg: a one-time filter skips it unless HNSW found fewer than k rows.
+_VECTOR_EXACT = """
+vector_exact AS MATERIALIZED (
+    SELECT c.id, c.file_id, c.embedding <=> %(embedding)s::vector AS distance
+    FROM library_chunk c
+    WHERE c.folder_id = %(folder_id)s AND c.embedding IS NOT NULL{file_filter}{only_if}
+),"""
+
+_VECTOR_RANKED = """
+vector_ranked AS (
+    SELECT id, file_id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM ({source}) AS v
+)"""
+
+_NO_VECTOR = """
+vector_ranked AS (
+    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false
+)"""
+
+_ONLY_IF_SHORT = " AND (SELECT count(*) FROM vector_indexed) < %(vector_minimum)s"
+_EXACT_TOP = "(SELECT * FROM vector_exact ORDER BY distance, id LIMIT %(vector_depth)s)"
+_INDEXED_OR_EXACT_TOP = """
+    SELECT * FROM vector_indexed WHERE (SELECT count(*) FROM vector_indexed) >= %(vector_minimum)s
+    UNION ALL
+    (SELECT * FROM vector_exact ORDER BY distance, id LIMIT %(vector_depth)s)"""
+
+# RRF: a side that did not find the row adds nothing.
+_FUSED = """
+fused AS (
+    SELECT coalesce(v.id, k.id) AS chunk_id,
+           coalesce(v.file_id, k.file_id) AS file_id,
+           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
+           coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
+    FROM vector_ranked v
+    FULL OUTER JOIN keyword_ranked k ON k.id = v.id
+    ORDER BY score DESC, chunk_id
+    LIMIT %(k)s
+)"""
+
+_CHUNK_SELECT = """
+SELECT fu.chunk_id, fu.file_id, f.name, f.path, c.text, c.location,
+       fu.vector_rank, fu.keyword_rank, fu.score, fu.distance, fu.keyword_score
+FROM fused fu
+JOIN library_chunk c ON c.id = fu.chunk_id
+JOIN library_file f ON f.id = fu.file_id
+ORDER BY fu.score DESC, fu.chunk_id"""
+
+
+def _vector_ctes(shape: StatementShape) -> str:
+    if not shape.vector:
+        return _NO_VECTOR
+    file_filter = _chunk_file_filter(shape.filters)
+    if shape.vector_method is VectorMethod.EXACT:
+        return _VECTOR_EXACT.format(file_filter=file_filter, only_if="") + _VECTOR_RANKED.format(source=_EXACT_TOP)
+    indexed = _VECTOR_INDEXED.format(file_filter=file_filter)
+    exact = _VECTOR_EXACT.format(file_filter=file_filter, only_if=_ONLY_IF_SHORT)
+    return indexed + exact + _VECTOR_RANKED.format(source=_INDEXED_OR_EXACT_TOP)
+
+
+def chunk_statement(shape: StatementShape) -> str:
+    ctes = []
+    if shape.keyword:
+        ctes.append(_TERMS.format(prefix="") + ",")
+        candidates = _KEYWORD_SCAN if shape.keyword_method is KeywordMethod.SCAN else _KEYWORD_INDEX
+        ctes.append(candidates.format(file_filter=_chunk_file_filter(shape.filters)))
+        ctes.append(_KEYWORD_RANKED.format() + ",")
+    else:
+        ctes.append(_NO_KEYWORD + ",")
+    ctes.append(_vector_ctes(shape) + ",")
+    ctes.append(_FUSED)
+    return "WITH" + "".join(ctes) + _CHUNK_SELECT
+
+
+# Files: the name (weight A) and preview (weight B) tsvector, and the file embedding. Names
+# tokenise as whole file tokens ('w2_2024.pdf'), so the question's lexemes match as prefixes;
+# a term counts double in the name. Files are few per folder: exact vector distances suffice.
+_FILE_KEYWORD = """
+file_keyword AS (
+    SELECT s.id, s.score, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank
+    FROM (
+        SELECT f.id,
+               sum(w.idf * ((ts_filter(f.search_vector, '{{a}}') @@ w.tsq)::int * 2
+                            + (ts_filter(f.search_vector, '{{b}}') @@ w.tsq)::int)) AS score
+        FROM (
+            SELECT ff.id, ff.search_vector
+            FROM library_file ff
+            WHERE ff.folder_id = %(folder_id)s
+              AND ff.search_vector @@ (SELECT tsq FROM keyword_query){file_filter}
+            LIMIT %(keyword_cap)s
+        ) f
+        CROSS JOIN (
+            SELECT idf, ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*')::tsquery AS tsq
+            FROM weighted_terms
+        ) w
+        GROUP BY f.id
+        ORDER BY score DESC, f.id
+        LIMIT %(keyword_depth)s
+    ) s
+)"""
+
+_FILE_NO_KEYWORD = """
+file_keyword AS (SELECT NULL::bigint AS id, NULL::float8 AS score, NULL::bigint AS rank WHERE false)"""
+
+_FILE_VECTOR = """
+file_distances AS MATERIALIZED (
+    SELECT ff.id, ff.embedding <=> %(embedding)s::vector AS distance
+    FROM library_file ff
+    WHERE ff.folder_id = %(folder_id)s AND ff.embedding IS NOT NULL{file_filter}
+),
+file_vector AS (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (SELECT * FROM file_distances ORDER BY distance, id LIMIT %(vector_depth)s) d
+)"""
+
+_FILE_NO_VECTOR = """
+file_vector AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"""
+
+_FILE_FUSED = """
+SELECT f.id, f.name, f.path, f.mime_type, f.modified_time, fu.vector_rank, fu.keyword_rank, fu.score
+FROM (
+    SELECT coalesce(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
+           coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
+    FROM file_vector v
+    FULL OUTER JOIN file_keyword k ON k.id = v.id
+    ORDER BY score DESC, id
+    LIMIT %(k)s
+) fu
+JOIN library_file f ON f.id = fu.id
+ORDER BY fu.score DESC, f.id"""
+
+
+def file_statement(shape: StatementShape) -> str:
+    file_filter = _file_conditions(shape.filters)
+    ctes = []
+    if shape.keyword:
+        ctes.append(_TERMS.format(prefix="|| ':*'") + ",")
+        ctes.append(_FILE_KEYWORD.format(file_filter=file_filter) + ",")
+    else:
+        ctes.append(_FILE_NO_KEYWORD + ",")
+    ctes.append(_FILE_VECTOR.format(file_filter=file_filter) if shape.vector else _FILE_NO_VECTOR)
+    return "WITH" + "".join(ctes) + _FILE_FUSED

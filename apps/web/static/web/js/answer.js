@@ -1,0 +1,55 @@
+// An answer's text as DOM: paragraphs, bullet lists, **bold**, and [n] citations as links.
+import { h } from "./dom.js";
+
+const INLINE = /(\*\*[^*\n]+\*\*|\[\d+(?:\s*,\s*\d+)*\])/;
+const LIST_ITEM = /^\s*(?:[-*•]|\d+[.)])\s+/;
+
+export function renderAnswer(container, text, { citations = [], onCite } = {}) {
+  const byNumber = new Map(citations.map((citation) => [Number(citation.n), citation]));
+  const inline = (line) => inlineNodes(line, byNumber, onCite);
+  const blocks = text
+    .split(/\n\s*\n/)
+    .filter((block) => block.trim())
+    .map((block) => {
+      const lines = block.split("\n").filter((line) => line.trim());
+      if (lines.every((line) => LIST_ITEM.test(line))) {
+        return h("ul", {}, ...lines.map((line) => h("li", {}, ...inline(line.replace(LIST_ITEM, "")))));
+      }
+      return h("p", {}, ...lines.flatMap((line, index) => [index ? h("br") : null, ...inline(line)]));
+    });
+  container.replaceChildren(...blocks);
+}
+
+export function citationLabel(citation) {
+  return [citation.file_name, citation.location].filter(Boolean).join(" · ");
+}
+
+function inlineNodes(line, byNumber, onCite) {
+  return line
+    .split(INLINE)
+    .filter(Boolean)
+    .flatMap((part) => {
+      if (part.startsWith("**") && part.endsWith("**")) return [h("strong", {}, part.slice(2, -2))];
+      if (!part.startsWith("[") || !INLINE.test(part)) return [part];
+      const numbers = part.slice(1, -1).split(",").map((n) => Number(n.trim()));
+      return numbers.map((n) => citationLink(n, byNumber.get(n), onCite));
+    });
+}
+
+function citationLink(n, citation, onCite) {
+  // While the answer streams the citations are not known yet: [n] stays plain text until then.
+  if (!citation || !onCite) return `[${n}]`;
+  return h(
+    "a",
+    {
+      class: "cite",
+      href: `#source-${n}`,
+      "aria-label": `Source ${n}: ${citationLabel(citation)}`,
+      onclick: (event) => {
+        event.preventDefault();
+        onCite(citation);
+      },
+    },
+    `[${n}]`,
+  );
+}

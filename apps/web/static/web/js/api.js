@@ -1,0 +1,50 @@
+// The REST API, called with the session cookie; unsafe methods carry Django's CSRF token.
+
+export class ApiError extends Error {
+  constructor(status, message, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+function csrfToken() {
+  return document.querySelector('meta[name="csrf-token"]').content;
+}
+
+export async function api(path, { method = "GET", body } = {}) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 401) {
+    // The session expired: come back here after logging in again.
+    window.location.assign(`/login/?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, errorMessage(response.status, data), data);
+  return data;
+}
+
+// List endpoints are paginated ({count, results}); a few may answer a bare array.
+export function results(data) {
+  return Array.isArray(data) ? data : (data?.results ?? []);
+}
+
+// Errors are {"detail": "...", "errors": {field: [messages]}}: show both, readably.
+function errorMessage(status, data) {
+  const parts = [];
+  const fieldErrors = data?.errors ?? {};
+  if (data?.detail && !(data.detail === "Invalid input." && Object.keys(fieldErrors).length)) parts.push(data.detail);
+  for (const [name, messages] of Object.entries(fieldErrors)) {
+    const text = [].concat(messages).join(" ");
+    parts.push(name === "non_field_errors" ? text : `${name.replaceAll("_", " ")}: ${text}`);
+  }
+  return parts.join(" ") || `The server answered ${status}.`;
+}

@@ -1,0 +1,230 @@
+// The chat page: conversations of one folder, asking, and following each answer as it streams.
+import { api, results } from "./api.js";
+import { h } from "./dom.js";
+import { timeAgo } from "./format.js";
+import { AnswerView, questionItem } from "./message-view.js";
+import { followRun } from "./run-stream.js";
+
+const root = document.getElementById("chat");
+const folderId = Number(root.dataset.folderId);
+const messages = document.getElementById("messages");
+const scroller = document.getElementById("messages-scroll");
+const emptyChat = document.getElementById("empty-chat");
+const form = document.getElementById("composer");
+const question = document.getElementById("question");
+const agentMode = document.getElementById("agent-mode");
+const send = document.getElementById("send");
+const runStatus = document.getElementById("run-status");
+const conversationList = document.getElementById("conversation-list");
+
+const PHASES = {
+  queued: "Waiting for a worker…",
+  searching: "Searching your files…",
+  rewriting: "Rewriting the query…",
+  reading_file: "Reading a document…",
+  working: "Working…",
+  generating: "Writing the answer…",
+  fallback: "Agent mode is unavailable; answering in standard mode…",
+};
+
+// The run being answered survives a reload: its id and events URL are kept for this tab.
+const activeRunKey = `folderchat:active-run:${folderId}`;
+const activeRun = {
+  load: () => JSON.parse(sessionStorage.getItem(activeRunKey) ?? "null"),
+  save: (run) => sessionStorage.setItem(activeRunKey, JSON.stringify(run)),
+  clear: () => sessionStorage.removeItem(activeRunKey),
+};
+
+let conversationId = Number(new URLSearchParams(window.location.search).get("c")) || null;
+let busy = false;
+
+function setStatus(text, { working = false, failed = false } = {}) {
+  runStatus.textContent = text;
+  runStatus.classList.toggle("working", working);
+  runStatus.classList.toggle("failed", failed);
+}
+
+function append(item) {
+  const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+  messages.append(item);
+  emptyChat.hidden = true;
+  if (nearBottom) scroller.scrollTop = scroller.scrollHeight;
+}
+
+function keepScrolled() {
+  if (scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 240) scroller.scrollTop = scroller.scrollHeight;
+}
+
+function setBusy(on) {
+  busy = on;
+  send.disabled = on;
+}
+
+function showConversationInUrl(id) {
+  conversationId = id;
+  const url = new URL(window.location.href);
+  url.searchParams.set("c", id);
+  history.replaceState(null, "", url);
+}
+
+async function loadConversations() {
+  let conversations;
+  try {
+    conversations = results(await api(`/api/conversations?folder_id=${folderId}&limit=50`));
+  } catch {
+    return; // the sidebar is a convenience; the chat works without it
+  }
+  conversationList.replaceChildren(
+    ...conversations.map((conversation) => {
+      const link = h(
+        "a",
+        { href: `?c=${conversation.id}` },
+        h("span", { class: "conversation-title" }, conversation.title || `Conversation ${conversation.id}`),
+        h("span", { class: "conversation-time" }, timeAgo(conversation.last_activity_at)),
+      );
+      if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
+      return h("li", {}, link);
+    }),
+  );
+  if (!conversations.length) conversationList.append(h("li", { class: "muted" }, "No conversations yet."));
+}
+
+async function loadConversation(id) {
+  const conversation = await api(`/api/conversations/${id}`);
+  if (conversation.folder_id !== folderId) throw new Error("it belongs to another folder");
+  for (const message of conversation.messages) {
+    if (message.role === "user") append(questionItem(message.text));
+    else if (message.role === "agent") append(AnswerView.finished(message).item);
+  }
+  scroller.scrollTop = scroller.scrollHeight;
+  return conversation;
+}
+
+// Replays the run's events from its start (the server keeps them), so the steps and the text
+// streamed before a reload are rebuilt, then follows it live until `done` or `error`.
+function follow(run) {
+  activeRun.save(run);
+  setBusy(true);
+  const view = new AnswerView();
+  view.streaming(true);
+  append(view.item);
+  let phase = PHASES.queued;
+  const progress = (text) => {
+    phase = text;
+    setStatus(text, { working: true });
+  };
+  progress(phase);
+  let answered = false;
+  const finish = () => {
+    activeRun.clear();
+    setBusy(false);
+    loadConversations();
+  };
+  followRun(run.eventsUrl, {
+    status: (data) => progress(phaseText(data)),
+    tool_call: (data) => {
+      view.steps.call(data);
+      progress(`Running ${data.tool_name}…`);
+      keepScrolled();
+    },
+    tool_result: (data) => {
+      view.steps.result(data);
+      keepScrolled();
+    },
+    text_delta: (data) => {
+      if (!view.text) progress(PHASES.generating);
+      view.delta(data.text);
+      keepScrolled();
+    },
+    message: (data) => {
+      answered = true;
+      view.finish(data);
+      keepScrolled();
+    },
+    done: () => {
+      setStatus("Answer ready.");
+      if (!answered) reloadAfterExpiredLog();
+      finish();
+    },
+    error: (data) => {
+      view.fail(data.message ?? "The answer failed.");
+      setStatus(data.message ?? "The answer failed.", { failed: true });
+      finish();
+    },
+    reconnecting: () => setStatus("Connection lost; reconnecting…", { working: true }),
+    open: () => progress(phase),
+    lost: () => {
+      view.fail("Lost this answer's progress. Reload the page to see the conversation.");
+      setStatus("Could not follow the answer.", { failed: true });
+      finish();
+    },
+  });
+}
+
+// A run finished long ago may have no event log left: its answer is in the conversation.
+async function reloadAfterExpiredLog() {
+  messages.replaceChildren();
+  await loadConversation(conversationId);
+}
+
+function phaseText(data) {
+  const text = PHASES[data.phase] ?? `${data.phase[0].toUpperCase()}${data.phase.slice(1).replaceAll("_", " ")}…`;
+  return data.iteration ? `Step ${data.iteration}: ${text}` : text;
+}
+
+async function ask(text) {
+  setBusy(true);
+  setStatus("Sending…", { working: true });
+  let accepted;
+  try {
+    accepted = await api(`/api/folders/${folderId}/chat`, {
+      method: "POST",
+      body: { message: text, conversation_id: conversationId, agent_mode: agentMode.checked },
+    });
+  } catch (error) {
+    setStatus(error.message, { failed: true });
+    setBusy(false);
+    return false;
+  }
+  append(questionItem(text));
+  showConversationInUrl(accepted.conversation_id);
+  follow({ runId: accepted.run_id, conversationId: accepted.conversation_id, eventsUrl: accepted.events_url });
+  return true;
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = question.value.trim();
+  if (!text || busy) return;
+  if (await ask(text)) question.value = "";
+  question.focus();
+});
+
+question.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+// A reload keeps ?c= (set as soon as a question is accepted), which is how an answer in progress
+// is found again; a page without it starts a new conversation.
+async function start() {
+  loadConversations();
+  if (!conversationId) return;
+  let conversation;
+  try {
+    conversation = await loadConversation(conversationId);
+  } catch (error) {
+    conversationId = null;
+    setStatus(`Could not open this conversation: ${error.message.replace(/\.$/, "")}.`, { failed: true });
+    return;
+  }
+  const pending = activeRun.load();
+  if (pending?.conversationId !== conversation.id) return;
+  const answered = conversation.messages.some((message) => message.metadata?.run_id === pending.runId);
+  if (answered) activeRun.clear();
+  else follow(pending);
+}
+
+start();

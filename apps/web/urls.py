@@ -1,0 +1,16 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from apps.web import views
+
+urlpatterns = [
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="web/login.html", redirect_authenticated_user=True, next_page="/"),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
+    path("", views.folder_list, name="web-folders"),
+    path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
+    path("inbox/", views.inbox, name="web-inbox"),
+]

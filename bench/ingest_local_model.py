@@ -1,0 +1,103 @@
+"""The local MiniLM end to end: pipeline chunks/s against the model's own encode throughput.
+
+Same run, same chunk texts: the model alone encodes them (sentence-transformers, batches of
+EMBEDDING_BATCH_SIZE), before and after the pipeline indexes the folder in-process. Target: the
+pipeline reaches >= 0.85 of the model's throughput (the model is the limit, not the plumbing).
+
+    .venv/bin/python bench/ingest_local_model.py [--files 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from scratch import ROOT, scratch_services, timed
+
+os.environ["EMBEDDING_PROVIDER"] = "local"
+
+_WORD_TEXT = (
+    "the a of to and in for on with by from at as is was are be has have will can should about after "
+    "before invoice payment tax return budget report meeting project client deadline contract lease rent "
+    "salary account bank statement transfer receipt expense travel flight hotel insurance policy claim "
+    "doctor appointment school course software license subscription renewal quarter annual review summary "
+    "plan design launch release customer support ticket metric growth revenue cost savings fund estimate "
+    "form team decision risk action owner week month year office home family trip city train morning "
+    "evening"
+)
+_WORDS = tuple(_WORD_TEXT.split())
+
+
+def make_corpus(root: Path, *, files: int, sentences: int = 90, seed: int = 11) -> None:
+    rng = random.Random(seed)
+    for index in range(files):
+        lines = [" ".join(rng.choices(_WORDS, k=rng.randint(10, 18))).capitalize() + "." for _ in range(sentences)]
+        body = "".join(f"\n## Part {n}\n\n" + " ".join(lines[n : n + 15]) for n in range(0, len(lines), 15))
+        (root / f"note{index:03d}.md").write_text(f"# Note {index}\n{body}\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=60)
+    args = parser.parse_args()
+    with scratch_services("bench_local_model"):
+        corpus = Path(tempfile.mkdtemp(prefix="bench-local-", dir=ROOT / "var"))
+        try:
+            make_corpus(corpus, files=args.files)
+            run(corpus)
+        finally:
+            shutil.rmtree(corpus, ignore_errors=True)
+
+
+def run(corpus: Path) -> None:
+    from django.contrib.auth import get_user_model
+
+    from apps.connectors.local import LocalSource
+    from apps.library.chunking import chunk_document
+    from apps.library.indexing import folder_index
+    from apps.library.models import Chunk, Folder
+    from apps.library.parsing import parse_document
+    from apps.search.embeddings import get_embedder
+
+    started = time.monotonic()
+    embedder = get_embedder()
+    embedder.embed_documents(["warm up the model"] * 8)
+    print(f"model loaded and warmed up in {time.monotonic() - started:.1f} s")
+
+    source = LocalSource(corpus)
+    texts = []
+    for entry in source.list_entries():
+        data, mime = source.read_bytes(entry)
+        texts.extend(
+            piece.text for piece in chunk_document(document=parse_document(data=data, mime_type=mime, name=entry.name))
+        )
+    rows = len(texts)
+
+    def model_alone(label: str) -> float:
+        started = time.monotonic()
+        embedder.embed_documents(texts)
+        elapsed = time.monotonic() - started
+        timed(label, elapsed, rows)
+        return elapsed
+
+    print(f"\n{rows} chunks of up to 256 word pieces:")
+    before = model_alone("model.encode alone (before)")
+    owner = get_user_model().objects.create_user(username="bench")
+    folder = Folder.objects.create(owner=owner, source="local", external_id=str(corpus), name="local-model")
+    started = time.monotonic()
+    folder_index(folder_id=folder.pk, inline=True)
+    pipeline = time.monotonic() - started
+    assert Chunk.objects.filter(folder=folder).count() == rows
+    timed("pipeline end to end (folder_index --inline)", pipeline, rows)
+    after = model_alone("model.encode alone (after)")
+    model = (before + after) / 2
+    print(f"\n  pipeline / model throughput: {model / pipeline:.2f} (target >= 0.85)")
+
+
+if __name__ == "__main__":
+    main()

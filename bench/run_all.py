@@ -1,0 +1,47 @@
+"""`make bench`: every benchmark in turn, each in its own process, figures printed as they come.
+
+`python bench/run_all.py search_quality chat_overhead` runs only the named ones.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+BENCHMARKS = [
+    "ingest_pipeline",
+    "ingest_local_model",
+    "backfill",
+    "search_quality",
+    "search_keywords",
+    "search_speed",
+    "chat_overhead",
+    "sse_latency",
+    "drive_sync",
+    "router_latency",
+]
+
+
+def main(selected: list[str]) -> int:
+    unknown = set(selected) - set(BENCHMARKS)
+    if unknown:
+        print(f"unknown benchmark(s): {', '.join(sorted(unknown))}; choose from {', '.join(BENCHMARKS)}")
+        return 2
+    failures = []
+    for name in selected or BENCHMARKS:
+        print(f"\n=== {name} ===", flush=True)
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, str(BENCH_DIR / f"{name}.py")], check=False)
+        print(f"=== {name}: exit {result.returncode} in {time.monotonic() - started:.0f} s ===", flush=True)
+        if result.returncode:
+            failures.append(name)
+    if failures:
+        print(f"\nfailed: {', '.join(failures)}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,76 @@
+"""A scratch database (migrated, dropped afterwards) and a private Redis database for a bench.
+
+Import this module before Django: it points DATABASE_URL and REDIS_URL at the scratch services.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from config.env import env_str  # noqa: E402
+
+CREATE_HNSW = "CREATE INDEX library_chunk_embedding_hnsw ON library_chunk USING hnsw (embedding vector_cosine_ops)"
+# Benchmarks publish progress events and may queue tasks: keep them away from a running stack.
+BENCH_REDIS_DB = 15
+
+
+def _with_path(url: str, path: str) -> str:
+    return urlunparse(urlparse(url)._replace(path=path))
+
+
+@contextlib.contextmanager
+def scratch_services(prefix: str) -> Iterator[str]:
+    import psycopg
+
+    base = env_str("DATABASE_URL")
+    if not base:
+        raise SystemExit("DATABASE_URL is not set and var/services.env is missing: run `make services` first.")
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    admin = _with_path(base, "/postgres")
+    with psycopg.connect(admin, autocommit=True) as db:
+        db.execute(f'CREATE DATABASE "{name}"')
+    redis_url = _with_path(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), f"/{BENCH_REDIS_DB}")
+    os.environ.update(
+        DATABASE_URL=_with_path(base, f"/{name}"), REDIS_URL=redis_url, DJANGO_SETTINGS_MODULE="config.settings"
+    )
+    try:
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        started = time.monotonic()
+        call_command("migrate", verbosity=0)
+        print(f"scratch database {name} migrated in {time.monotonic() - started:.1f} s; {_load()}")
+        yield name
+        print(f"done; {_load()}")
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        import redis
+
+        redis.Redis.from_url(redis_url).flushdb()
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"
+
+
+def timed(label: str, seconds: float, rows: int | None = None) -> None:
+    rate = f"  {rows / seconds:10.0f} rows/s" if rows else ""
+    print(f"  {label:<58} {seconds:8.2f} s{rate}")

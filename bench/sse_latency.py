@@ -1,0 +1,149 @@
+"""Event latency, publish -> SSE client, through the real ASGI server (uvicorn) and Redis.
+
+50 clients each follow one run's `/api/runs/{id}/events`; a publisher appends timestamped events to
+every run in rounds; each client records when each event reached it. Target: p95 <= 50 ms.
+Uses the scratch database and Redis db of `chat_overhead.py`, never the development data.
+
+    .venv/bin/python bench/sse_latency.py [--streams 50] [--rounds 40] [--interval 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from bench.chat_overhead import bench_user, seeded_folder, use_scratch_services  # noqa: E402
+
+
+def start_server() -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (BASE_DIR / "var" / "bench-sse-server.log").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=BASE_DIR,
+        env={**os.environ, "SSE_HEARTBEAT_SECONDS": "15"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.terminate()
+    raise RuntimeError("uvicorn did not start; see var/bench-sse-server.log")
+
+
+async def follow(client: httpx.AsyncClient, url: str, connected: asyncio.Event, latencies: list[float]) -> int:
+    received = 0
+    async with client.stream("GET", url) as response:
+        response.raise_for_status()
+        connected.set()
+        event_type = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event: "):
+                event_type = line[7:]
+            elif line.startswith("data: "):
+                if event_type == "done":
+                    return received
+                latencies.append((time.time() - json.loads(line[6:])["sent"]) * 1000)
+                received += 1
+    return received
+
+
+def publish(run_ids: list[str], *, rounds: int, interval: float) -> None:
+    from apps.core.events import publish_event, redis_client, run_channel
+
+    client = redis_client()
+    for round_number in range(rounds):
+        for run_id in run_ids:
+            publish_event(
+                channel=run_channel(run_id), type="tick", data={"sent": time.time(), "n": round_number}, client=client
+            )
+        time.sleep(interval)
+    for run_id in run_ids:
+        publish_event(channel=run_channel(run_id), type="done", data={}, client=client)
+
+
+async def measure(url: str, token: str, run_ids: list[str], *, rounds: int, interval: float) -> None:
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=len(run_ids) + 10)
+    async with httpx.AsyncClient(headers={"Authorization": f"Token {token}"}, timeout=60, limits=limits) as client:
+        connected = [asyncio.Event() for _ in run_ids]
+        tasks = [
+            asyncio.create_task(follow(client, f"{url}/api/runs/{run_id}/events", ready, latencies))
+            for run_id, ready in zip(run_ids, connected, strict=True)
+        ]
+        await asyncio.wait_for(asyncio.gather(*(ready.wait() for ready in connected)), timeout=30)
+        publisher = threading.Thread(target=publish, args=(run_ids,), kwargs={"rounds": rounds, "interval": interval})
+        publisher.start()
+        counts = await asyncio.gather(*tasks)
+        publisher.join()
+    expected = rounds * len(run_ids)
+    ordered = sorted(latencies)
+
+    def pct(p: int) -> float:
+        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+    print(f"streams {len(run_ids)}, events received {sum(counts)}/{expected} (lost {expected - sum(counts)})")
+    print(
+        f"publish -> client latency: p50 {pct(50):.1f} ms  p95 {pct(95):.1f} ms  p99 {pct(99):.1f} ms  "
+        f"max {ordered[-1]:.1f} ms"
+    )
+    print(f"target p95 <= 50 ms: {'PASS' if pct(95) <= 50 and sum(counts) == expected else 'FAIL'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--interval", type=float, default=0.05, help="seconds between rounds")
+    args = parser.parse_args()
+    use_scratch_services()
+    from rest_framework.authtoken.models import Token
+
+    from apps.chat.services import chat_start
+
+    folder = seeded_folder(chunks=100)
+    user = bench_user("bench-chat")
+    token, _ = Token.objects.get_or_create(user=user)
+    run_ids = [str(chat_start(user=user, folder=folder, text=f"stream {i}").pk) for i in range(args.streams)]
+    server, url = start_server()
+    try:
+        asyncio.run(measure(url, token.key, run_ids, rounds=args.rounds, interval=args.interval))
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The main agent flows through the real openai and anthropic SDKs, against the local wire stub."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT
+from apps.chat.models import Message
+from apps.search.selectors import chunk_search
+from tests.agent.conftest import ask, tool_results
+from tests.support.llm_wire_stub import OPENAI_PATH, StubToolCall
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def sdk(request, settings, wire_stub):
+    for name, value in wire_stub.settings_for(request.param).items():
+        setattr(settings, name, value)
+    settings.LLM_MAX_RETRIES = 0
+    return request.param
+
+
+def n_of(library, query: str, needle: str) -> int:
+    """The number the loop gives a passage when `query` is the run's first search that finds it."""
+    hits = chunk_search(folder_id=library.folder.pk, query=query, k=8)
+    return next(n for n, hit in enumerate(hits, start=1) if needle in hit.text)
+
+
+def tool_names(body: dict) -> set[str]:
+    return {tool["function"]["name"] if "function" in tool else tool["name"] for tool in body.get("tools", [])}
+
+
+def last_tool_result(sent) -> tuple[str, dict, bool]:
+    """(call id, payload, is_error) of the last tool result in a request, in either wire format."""
+    if sent.path == OPENAI_PATH:
+        message = sent.body["messages"][-1]
+        assert message["role"] == "tool"
+        return message["tool_call_id"], json.loads(message["content"].removeprefix("ERROR: ")), False
+    (block,) = [b for b in sent.body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    return block["tool_use_id"], json.loads(block["content"]), block["is_error"]
+
+
+def assistant_call_ids(sent) -> list[str]:
+    message = sent.body["messages"][-2]
+    assert message["role"] == "assistant"
+    if sent.path == OPENAI_PATH:
+        return [call["id"] for call in message["tool_calls"]]
+    return [block["id"] for block in message["content"] if block["type"] == "tool_use"]
+
+
+def test_simple_flow_through_the_sdk(library, sdk, wire_stub):
+    w2 = library.file("W2_2024.pdf")
+    n = n_of(library, "federal income tax withheld 2024", "withheld on the 2024")
+    wire_stub.reply_tool_calls(StubToolCall("call_s1", "search_folder", {"query": "federal income tax withheld 2024"}))
+    wire_stub.reply_tool_calls(StubToolCall("call_r1", "read_document", {"doc_id": w2.pk}))
+    wire_stub.reply_text(f"Federal income tax withheld was 12,300 dollars [{n}].", input_tokens=400, output_tokens=15)
+
+    run, events = ask(library.folder, QUESTION)
+
+    assert run.status == "completed" and run.fallback_reason == "", run.error
+    first, second, third = wire_stub.requests
+    assert all(not sent.body.get("stream") for sent in (first, second, third))
+    assert {"search_folder", "rewrite_query", "read_document", "get_stats"} <= tool_names(first.body)
+    call_id, payload, is_error = last_tool_result(second)
+    assert call_id == "call_s1" and assistant_call_ids(second) == ["call_s1"] and not is_error
+    assert payload["results"][n - 1]["text"] == "Federal income tax withheld on the 2024 W-2 was 12,300 dollars."
+    call_id, payload, _ = last_tool_result(third)
+    assert call_id == "call_r1" and payload["path"] == "finance/W2_2024.pdf"
+    assert [b.get("seen_before") for b in payload["blocks"]] == [True, True]  # both chunks came with the search
+    answer = Message.objects.get(pk=run.answer_id)
+    assert [(c["n"], c["file_id"], c["location"]) for c in answer.content["citations"]] == [(n, w2.pk, "page 2")]
+    assert answer.metadata["model"] == "stub-model" and answer.metadata["tokens"] == {"input": 442, "output": 33}
+    assert [r["tool_name"] for r in tool_results(events)] == ["search_folder", "read_document"]
+    assert "".join(e.data["text"] for e in events if e.type == "text_delta") == answer.content["text"]
+
+
+def test_refinement_flow_through_the_sdk(library, sdk, wire_stub):
+    n = n_of(library, "federal income tax withheld", "withheld on the 2024")
+    wire_stub.reply_tool_calls(
+        StubToolCall("call_a", "search_folder", {"query": "money my boss kept back", "mode": "keyword"})
+    )
+    wire_stub.reply_tool_calls(
+        StubToolCall("call_b", "rewrite_query", {"original_query": "money my boss kept back", "feedback": "no results"})
+    )
+    wire_stub.reply_text("federal income tax withheld")  # the router model's rewrite
+    wire_stub.reply_tool_calls(StubToolCall("call_c", "search_folder", {"query": "federal income tax withheld"}))
+    wire_stub.reply_text(f"It was 12,300 dollars [{n}].")
+
+    run, _ = ask(library.folder, QUESTION)
+
+    assert run.status == "completed" and run.fallback_reason == "", run.error
+    _, empty, _ = last_tool_result(wire_stub.requests[1])
+    assert empty["results"] == []
+    rewrite = wire_stub.requests[2].body
+    assert "tools" not in rewrite
+    system = rewrite["messages"][0]["content"] if "system" not in rewrite else str(rewrite["system"])
+    assert REWRITE_SYSTEM_PROMPT in system
+    call_id, rewritten, _ = last_tool_result(wire_stub.requests[3])
+    assert call_id == "call_b" and rewritten["rewritten_query"] == "federal income tax withheld"
+    assert rewritten["method"] == "model"
+    assert [(c["name"], c["status"]) for c in run.tool_calls] == [
+        ("search_folder", "complete"),
+        ("rewrite_query", "complete"),
+        ("search_folder", "complete"),
+    ]
+    citations = Message.objects.get(pk=run.answer_id).content["citations"]
+    assert [(c["n"], c["path"], c["location"]) for c in citations] == [(n, "finance/W2_2024.pdf", "page 2")]
+    assert run.metrics["llm_calls"] == 5
+
+
+def test_a_provider_failure_falls_back_to_standard_through_the_sdk(library, sdk, wire_stub):
+    wire_stub.fail(500)
+    wire_stub.reply_text("Federal income tax withheld was 12,300 dollars [1].")
+
+    run, events = ask(library.folder, QUESTION)
+
+    assert run.status == "completed" and run.fallback_reason.startswith("model error:")
+    assert "tools" in wire_stub.requests[0].body and "tools" not in wire_stub.requests[1].body
+    assert wire_stub.requests[1].body["stream"] is True  # standard mode streams
+    assert {"phase": "fallback", "reason": run.fallback_reason} in [e.data for e in events]

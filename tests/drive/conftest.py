@@ -1,0 +1,155 @@
+"""Drive folders synced from the emulator through the real client, the real database and indexing.
+
+Index tasks run inline (their ``apply_async`` calls ``file_index`` in this process) so a sync and
+the indexing it queues can be checked in one test; the retry policy records its delays instead
+of sleeping them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from pytest_django.fixtures import Settings
+
+from apps.connectors.drive.client import RetryPolicy
+from apps.connectors.drive.emulator import DriveEmulator
+from apps.connectors.drive.emulator_state import DriveState
+from apps.library.indexing import file_index, folder_index
+from apps.library.models import Chunk, File, Folder, SyncLog
+from apps.library.sync import folder_sync
+
+# About 700 tokens: several chunks per file, so a lost or doubled chunk shows in the counts.
+LONG_TEXT = " ".join(f"Clause {n} of the lease says the rent is due on day {n % 28 + 1}." for n in range(60))
+
+
+def long_text(tag: str) -> bytes:
+    return f"{tag}. {LONG_TEXT}".encode()
+
+
+@pytest.fixture
+def emulator() -> Iterator[DriveEmulator]:
+    with DriveEmulator() as running:
+        yield running
+
+
+@pytest.fixture
+def state(emulator: DriveEmulator) -> DriveState:
+    return emulator.state
+
+
+@pytest.fixture
+def drive_settings(settings: Settings, emulator: DriveEmulator) -> Settings:
+    settings.DRIVE_API_ENDPOINT = emulator.url
+    settings.GOOGLE_SERVICE_ACCOUNT_FILE = ""
+    settings.GOOGLE_OAUTH_CLIENT_ID = "client-id.apps.googleusercontent.com"
+    settings.GOOGLE_OAUTH_CLIENT_SECRET = "client-secret-value"
+    settings.GOOGLE_OAUTH_REDIRECT_URI = "http://testserver/api/drive/callback"
+    settings.DRIVE_MAX_RETRIES = 2
+    settings.FOLDER_FULL_PRUNE_INTERVAL_SECONDS = 86400
+    return settings
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Delays the Drive retry policy asked for (recorded, not slept)."""
+    recorded: list[float] = []
+    policy = functools.partial(RetryPolicy, sleep=recorded.append, random=lambda: 0.5)
+    monkeypatch.setattr("apps.connectors.drive.factory.RetryPolicy", policy)
+    return recorded
+
+
+@pytest.fixture
+def inline_indexing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def run(args: list[int], task_id: str) -> None:
+        file_index(file_id=args[0], task_id=task_id)
+
+    monkeypatch.setattr("workers.indexing.index_file.apply_async", run)
+
+
+@dataclass
+class Tree:
+    """Lease/{lease.txt, notes.txt, a/{deep.txt}, b/, doc (Google Doc)} and Elsewhere/ outside it."""
+
+    root: str
+    lease: str
+    notes: str
+    a: str
+    deep: str
+    b: str
+    doc: str
+    elsewhere: str
+
+
+@pytest.fixture
+def tree(state: DriveState) -> Tree:
+    root = state.add_folder("Lease")
+    a = state.add_folder("a", parent_id=root)
+    b = state.add_folder("b", parent_id=root)
+    return Tree(
+        root=root,
+        lease=state.add_file("lease.txt", long_text("Lease"), parent_id=root),
+        notes=state.add_file("notes.txt", long_text("Notes"), parent_id=root),
+        a=a,
+        deep=state.add_file("deep.txt", long_text("Deep"), parent_id=a),
+        b=b,
+        doc=state.add_google_file(
+            "doc",
+            parent_id=root,
+            exports={"text/markdown": b"# Plan\n\n" + long_text("Doc"), "text/plain": long_text("Doc")},
+        ),
+        elsewhere=state.add_folder("Elsewhere"),
+    )
+
+
+@pytest.fixture
+def folder(db, user, drive_settings: Settings, tree: Tree) -> Folder:
+    return Folder.objects.create(owner=user, source="drive", external_id=tree.root, name="Lease")
+
+
+@pytest.fixture
+def capture(django_capture_on_commit_callbacks):
+    return django_capture_on_commit_callbacks
+
+
+@pytest.fixture
+def synced(folder: Folder, sleeps: list[float], inline_indexing: None, capture) -> Folder:
+    """Indexed from the emulator, then synced once: a changes cursor is stored."""
+    folder_index(folder_id=folder.pk, inline=True)
+    log = run_sync(folder, capture)
+    assert log is not None and log.mode == "full" and not log.error
+    folder.refresh_from_db()
+    assert folder.sync_cursor
+    return folder
+
+
+def run_sync(folder: Folder, capture) -> SyncLog | None:
+    """``folder_sync`` with its on-commit work (index tasks, inline here) run afterwards."""
+    with capture(execute=True):
+        return folder_sync(folder_id=folder.pk)
+
+
+def chunk_ids(folder: Folder) -> dict[str, set[int]]:
+    """Chunk ids per file path: a kept file keeps exactly these, a re-indexed one gets a new set."""
+    ids: dict[str, set[int]] = {}
+    for path, chunk_id in Chunk.objects.filter(folder=folder).values_list("file__path", "id"):
+        ids.setdefault(path, set()).add(chunk_id)
+    return ids
+
+
+def assert_chunks_consistent(folder: Folder) -> None:
+    """Every indexed file has exactly its chunk_count chunks, numbered 0..n-1; no other file has any."""
+    for file in File.objects.filter(folder=folder):
+        indexes = sorted(Chunk.objects.filter(file=file).values_list("chunk_index", flat=True))
+        if file.status == "indexed":
+            assert indexes == list(range(file.chunk_count)), file.path
+            assert file.chunk_count > 0, file.path
+        elif file.status in ("skipped", "failed"):
+            assert indexes == [], file.path
+    assert not Chunk.objects.filter(folder=folder).exclude(file__folder=folder).exists()
+
+
+def paths(folder: Folder) -> set[str]:
+    return set(File.objects.filter(folder=folder).values_list("path", flat=True))

@@ -1,0 +1,145 @@
+"""A Drive folder kept in sync by a real beat process and a real worker, both on the emulator.
+
+The folder is added through the API and indexed by the worker; beat runs ``sync_due_folders``
+every 2 s from the django-celery-beat tables, the folder's interval is 1 s, and every kind of
+change made in the emulator shows up in the index after the next beat-driven sync.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+from apps.connectors.drive.emulator import DriveEmulator
+from apps.connectors.drive.emulator_state import DriveState
+from apps.library.models import Chunk, File, Folder, SyncLog
+from tests.conftest import BASE_DIR, _database_url_of_current_connection
+from tests.drive.conftest import Tree, chunk_ids, long_text, paths
+
+pytestmark = [pytest.mark.worker, pytest.mark.slow]
+
+SYNC_DUE = "workers.sync.sync_due_folders"
+
+
+@pytest.fixture
+def drive_env(monkeypatch: pytest.MonkeyPatch, emulator: DriveEmulator, drive_settings) -> None:
+    """The emulator for this process and, through the environment, for the worker and beat."""
+    monkeypatch.setenv("DRIVE_API_ENDPOINT", emulator.url)
+    drive_settings.FOLDER_SYNC_INTERVAL_SECONDS = 1  # new folders are due a second after a sync
+
+
+@pytest.fixture
+def worker(drive_env: None, celery_worker_process: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+    return celery_worker_process
+
+
+@pytest.fixture
+def beat(worker: subprocess.Popen[bytes], tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    call_command("install_beat_schedule")
+    every_two_seconds, _ = IntervalSchedule.objects.get_or_create(every=2, period=IntervalSchedule.SECONDS)
+    PeriodicTask.objects.filter(task=SYNC_DUE).update(interval=every_two_seconds)
+    PeriodicTask.objects.exclude(task=SYNC_DUE).update(enabled=False)
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_of_current_connection(),
+        "DJANGO_SETTINGS_MODULE": "config.test_settings",
+    }
+    log_path = BASE_DIR / "var" / f"test-beat-{os.getpid()}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "--scheduler",
+                "django_celery_beat.schedulers:DatabaseScheduler",
+                "--max-interval=1",
+                "--loglevel=INFO",
+                f"--schedule={tmp_path / 'beat-schedule'}",
+            ],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for(lambda: "beat: Starting" in log_path.read_text(), what="beat to start", process=process)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def wait_for(condition: Callable[[], object], *, what: str, timeout: float = 90, process=None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"process exited while waiting for {what}")
+        if condition():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def all_indexed(folder: Folder, expected: set[str]) -> bool:
+    files = File.objects.filter(folder=folder)
+    return paths(folder) == expected and all(file.status == "indexed" for file in files)
+
+
+def test_drive_changes_reach_the_index_through_beat_and_a_worker(
+    beat, auth_client, tree: Tree, state: DriveState
+) -> None:
+    old = state.add_file("old.txt", long_text("Old"), parent_id=tree.root)
+    response = auth_client.post("/api/folders", {"source": "drive", "drive_folder_id": tree.root}, format="json")
+    assert response.status_code == 201, response.json()
+    folder = Folder.objects.get(pk=response.json()["id"])
+    assert folder.sync_interval_seconds == 1
+
+    initial = {"lease.txt", "notes.txt", "a/deep.txt", "doc", "old.txt"}
+    wait_for(lambda: all_indexed(folder, initial), what="the worker to index the folder")
+    # The first beat-driven sync is a full diff that stores a changes cursor.
+    wait_for(lambda: Folder.objects.filter(pk=folder.pk).exclude(sync_cursor="").exists(), what="a cursor")
+    before = chunk_ids(folder)
+    logs_before = set(SyncLog.objects.filter(folder=folder).values_list("pk", flat=True))
+
+    state.edit(tree.lease, long_text("Lease, second edition"))
+    state.delete(old)
+    state.rename(tree.notes, "notes-2024.txt")
+    state.move(tree.deep, tree.b)  # between subfolders
+    state.move(tree.doc, tree.elsewhere)  # out of the folder
+    state.add_file("new.txt", long_text("Brand new"), parent_id=tree.a)
+
+    expected = {"lease.txt", "notes-2024.txt", "b/deep.txt", "a/new.txt"}
+    wait_for(
+        lambda: (
+            all_indexed(folder, expected)
+            and Chunk.objects.filter(file__folder=folder, text__contains="second edition").exists()
+        ),
+        what="the changes to be synced and indexed",
+    )
+
+    after = chunk_ids(folder)
+    assert after["notes-2024.txt"] == before["notes.txt"]  # renamed: chunks kept
+    assert after["b/deep.txt"] == before["a/deep.txt"]  # moved: chunks kept
+    assert not after["lease.txt"] & before["lease.txt"]  # edited: re-indexed
+    assert not Chunk.objects.filter(folder=folder, file__path__in=["old.txt", "doc"]).exists()
+    logs = SyncLog.objects.filter(folder=folder).exclude(pk__in=logs_before)
+    assert {log.mode for log in logs} == {"changes"} and not any(log.error for log in logs)
+    totals = [sum(getattr(log, name) for log in logs) for name in ("added", "modified", "deleted", "moved")]
+    assert totals == [1, 1, 2, 2]
+    listed = auth_client.get(f"/api/folders/{folder.pk}/sync-log").json()["results"]
+    assert listed[0]["mode"] == "changes" and listed[-1]["mode"] == "full"

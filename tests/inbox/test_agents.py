@@ -1,0 +1,372 @@
+"""Inbox runs end to end (router, agents, tools, typed messages, events) on a copy of the sample folder.
+
+Offline first (the extractive provider: no keys), then scripted models, then the real SDKs at the
+wire. Agent tools run in worker threads with their own connections, hence transactional tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.chat.inbox.conversations import inbox_conversation_current
+from apps.chat.inbox.organize_agent import ORGANIZE_SYSTEM_PROMPT
+from apps.chat.inbox.query_agent import QUERY_SYSTEM_PROMPT
+from apps.chat.inbox.services import inbox_message_post
+from apps.chat.models import Message
+from apps.chat.services import run_execute
+from apps.llm.base import LLMUnavailableError
+from apps.llm.scripted import text_response, tool_call_response
+from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion
+from apps.organize.services import file_suggest, file_suggest_auto, suggestion_respond
+from tests.support.llm_wire_stub import StubToolCall
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+W2 = "inbox/W2_2024.pdf"
+LEASE = "inbox/lease-renewal-2025.docx"
+
+
+def send(folder, text, conversation=None):
+    conversation = conversation or inbox_conversation_current(folder=folder)
+    run = inbox_message_post(conversation=conversation, text=text)
+    events = []
+    run = run_execute(run_id=run.pk, on_event=events.append)
+    assert run.status == "completed", run.error
+    return run, events
+
+
+def answer(run) -> Message:
+    return Message.objects.get(pk=run.answer_id)
+
+
+def kinds(events) -> list[str]:
+    return [event.type for event in events if event.type != "text_delta"]
+
+
+def tools_called(events) -> list[str]:
+    return [event.data["tool_name"] for event in events if event.type == "tool_call"]
+
+
+def typed(run, type: str) -> list[Message]:
+    return list(Message.objects.filter(conversation_id=run.conversation_id, type=type, metadata__run_id=str(run.pk)))
+
+
+def router_json(intent: str, confidence: float = 0.9, **params):
+    import json
+
+    return text_response(json.dumps({"intent": intent, "confidence": confidence, "params": params}))
+
+
+# -- offline (no keys) ---------------------------------------------------------------------------
+
+
+def test_a_question_goes_to_the_query_agent_and_comes_back_with_file_cards(sample):
+    run, events = send(sample.folder, "find my W-2")
+
+    question = Message.objects.get(pk=run.question_id)
+    route = question.metadata["route"]
+    assert (route["intent"], route["method"]) == ("query", "offline") and route["latency_ms"] > 0
+    assert run.metrics["router_ms"] == route["latency_ms"] and run.metrics["agent"] == "query"
+    assert tools_called(events) == ["search_files", "respond_to_user"]
+    assert kinds(events)[-3:] == ["message", "message", "done"]
+    assert events[0].type == "status" and events[0].data["intent"] == "query"
+    (cards,) = typed(run, "search_result")
+    assert cards.content["query"] == "my W-2" and cards.content["totalFound"] >= len(cards.content["results"])
+    paths = [result["path"] for result in cards.content["results"]]
+    assert W2 in paths and {"path", "relevance", "matchContext", "fileId", "fileName"} <= set(
+        cards.content["results"][0]
+    )
+    reply = answer(run)
+    assert "W-2" in reply.content["text"] and reply.content["citations"]
+    assert {citation["path"] for citation in reply.content["citations"]} <= set(paths)
+    assert reply.metadata["timings_ms"]["router_ms"] == route["latency_ms"]
+
+
+def test_how_many_uses_the_stats_tool(sample):
+    run, events = send(sample.folder, "how many files do I have?")
+
+    assert tools_called(events) == ["get_stats", "respond_to_user"]
+    assert answer(run).content["text"].startswith("This folder has 17 files")
+
+
+def test_organize_my_inbox_suggests_for_every_waiting_file_then_yes_moves_them(sample):
+    run, events = send(sample.folder, "organize my inbox")
+
+    assert tools_called(events)[:2] == ["read_guideline", "get_folder_tree"]
+    assert tools_called(events).count("suggest_organization") == 4
+    suggestions = typed(run, "suggestion")
+    assert {message.content["filePath"]: message.content["targetFolder"] for message in suggestions} == {
+        W2: "taxes/",
+        "inbox/invoice-INV-20931.txt": "finance/",
+        LEASE: "personal/",
+        "inbox/receipt-photo.png": "finance/",
+    }
+    assert kinds(events).count("suggestion") == 4
+    assert "Say yes to move them all" in answer(run).content["text"]
+
+    confirmed, confirm_events = send(sample.folder, "yes")
+
+    assert Message.objects.get(pk=confirmed.question_id).metadata["route"]["method"] == "rule"
+    assert len(typed(confirmed, "action_result")) == 0  # written by the move service, not tagged with the run
+    assert kinds(confirm_events).count("message") == 5  # four action results and the reply
+    assert answer(confirmed).content["text"].startswith("Done: moved 4 files.")
+    assert (sample.root / "taxes/W2_2024.pdf").is_file() and (
+        sample.root / "personal/lease-renewal-2025.docx"
+    ).is_file()
+    assert not OrganizationSuggestion.objects.filter(status="pending").exists()
+
+
+def test_no_keeps_the_file_and_the_folder_is_not_offered_again(sample):
+    run, _ = send(sample.folder, "move the lease to my personal folder")
+    (suggestion,) = typed(run, "suggestion")
+    assert suggestion.content["filePath"] == LEASE and suggestion.content["targetFolder"] == "personal/"
+
+    rejected, _ = send(sample.folder, "no, keep it here")
+
+    assert "OK, I'll leave inbox/lease-renewal-2025.docx where it is" in answer(rejected).content["text"]
+    assert OrganizationSuggestion.objects.get(pk=suggestion.content["suggestionId"]).status == "rejected"
+    assert (sample.root / LEASE).is_file()
+    again = file_suggest(file_id=sample.file(LEASE).pk, on_demand=True)
+    assert again.suggestion is None or again.suggestion.target_folder != "personal/"
+
+
+def test_found_then_move_it_hands_the_found_file_to_the_organize_agent(sample):
+    found, _ = send(sample.folder, "find the lease renewal")
+    (cards,) = typed(found, "search_result")
+    assert cards.content["results"][0]["path"] == LEASE
+
+    moved, events = send(sample.folder, "move it to personal")
+
+    assert tools_called(events) == ["read_guideline", "get_folder_tree", "suggest_organization", "respond_to_user"]
+    (suggestion,) = typed(moved, "suggestion")
+    assert (suggestion.content["filePath"], suggestion.content["targetFolder"]) == (LEASE, "personal/")
+
+
+def test_pasted_links_are_saved_as_notes_in_the_inbox(sample, queued_suggestions):
+    run, events = send(sample.folder, "https://example.com/articles/42")
+
+    (saved,) = typed(run, "file")
+    path = saved.content["path"]
+    assert path.startswith("inbox/link-") and path.endswith(".md")
+    assert (sample.root / path).read_text() == "# Saved link\n\n<https://example.com/articles/42>\n"
+    assert answer(run).content["text"].startswith(f"Saved to {path}.")
+    assert tools_called(events) == []
+
+
+def test_greetings_get_a_reply_and_unclear_messages_a_clarifying_question(sample):
+    hello, _ = send(sample.folder, "hello")
+    unclear, _ = send(sample.folder, "taxes")
+    stray_yes, _ = send(sample.folder, "yes")
+
+    assert answer(hello).content["text"].startswith("Hi! I can find files")
+    (question,) = typed(unclear, "clarification")
+    assert question.content["options"] == ["Find a file", "Organize my inbox"]
+    assert (
+        answer(stray_yes).content["text"]
+        == "There's nothing waiting for a yes or no right now. What would you like to do?"
+    )
+
+
+# -- scripted models -------------------------------------------------------------------------------
+
+
+def test_scripted_query_agent_replies_through_respond_to_user_in_two_model_turns(sample, scripted):
+    w2 = sample.file(W2)
+    scripted.push(
+        router_json("query", search_query="W-2 2024"),
+        tool_call_response(("search_files", {"query": "W-2 2024", "type": "application/pdf", "folder": "inbox/"})),
+        tool_call_response(("respond_to_user", {"message": "Here is your 2024 W-2 [1].", "files": [w2.pk]})),
+    )
+
+    run, events = send(sample.folder, "where is my W-2 from 2024?")
+
+    assert scripted.remaining == 0 and len(scripted.requests) == 3  # no model turn after the reply
+    agent_request = scripted.requests[1]
+    assert agent_request.system.startswith(QUERY_SYSTEM_PROMPT)
+    assert {tool.name for tool in agent_request.tools} == {
+        "search_files",
+        "get_file_content",
+        "get_file_metadata",
+        "list_recent_files",
+        "get_stats",
+        "respond_to_user",
+        "handoff_to_organize",
+    }
+    search = next(event.data for event in events if event.type == "tool_result")
+    assert search["tool_output"].startswith("1 files")  # the type and folder filters left the W-2 only
+    reply = answer(run)
+    assert reply.content["text"] == "Here is your 2024 W-2 [1]."
+    assert [citation["path"] for citation in reply.content["citations"]] == [W2]
+    (cards,) = typed(run, "search_result")
+    assert [result["fileId"] for result in cards.content["results"]] == [w2.pk]
+
+
+def test_scripted_handoff_from_query_to_organize(sample, scripted):
+    scripted.push(
+        router_json("query", search_query="W-2"),
+        tool_call_response(("search_files", {"query": "W-2"})),
+        tool_call_response(
+            ("handoff_to_organize", {"files": [W2], "target_folder": "taxes", "reason": "user wants it filed"})
+        ),
+        tool_call_response(("read_guideline", {}), ("get_folder_tree", {"depth": 1})),
+        tool_call_response(
+            (
+                "suggest_organization",
+                {
+                    "path": W2,
+                    "target": "taxes/",
+                    "reasoning": "The guideline says W-2s go to taxes/.",
+                    "confidence": 0.9,
+                    "alternatives": [{"folder": "work/", "reasoning": "It came from the employer."}],
+                },
+            )
+        ),
+        tool_call_response(("respond_to_user", {"message": "Shall I move the W-2 to taxes/?"})),
+    )
+
+    run, events = send(sample.folder, "find my W-2 and file it where it belongs")
+
+    assert scripted.remaining == 0
+    assert scripted.requests[3].system.startswith(ORGANIZE_SYSTEM_PROMPT)
+    assert any(event.type == "status" and event.data["phase"] == "handoff" for event in events)
+    assert "Files to organize: inbox/W2_2024.pdf" in scripted.requests[3].messages[-1].content
+    (suggestion,) = typed(run, "suggestion")
+    assert suggestion.metadata["agent"] == "organize_agent"
+    assert suggestion.content["alternatives"] == [{"folder": "work/", "reasoning": "It came from the employer."}]
+    assert run.metrics["handoff"] == {"from": "query", "to": "organize"}
+    assert answer(run).content["text"] == "Shall I move the W-2 to taxes/?"
+
+
+def test_the_organize_agent_cannot_offer_a_declined_folder_or_move_without_consent(sample, scripted, user):
+    declined = file_suggest(file_id=sample.file(W2).pk, on_demand=True).suggestion
+    suggestion_respond(suggestion_id=declined.pk, owner_id=user.pk, action="reject")
+    scripted.push(
+        router_json("organize", file_path=W2),
+        tool_call_response(("suggest_organization", {"path": W2, "target": "taxes/", "confidence": 0.95})),
+        tool_call_response(("suggest_organization", {"path": W2, "target": "work/", "confidence": 0.6})),
+        lambda request: tool_call_response(
+            ("execute_move", {"suggestion_id": OrganizationSuggestion.objects.get(status="pending").pk})
+        ),
+        tool_call_response(("respond_to_user", {"message": "I suggest work/ instead; say yes to move it."})),
+    )
+
+    _run, events = send(sample.folder, "organize the W-2")
+
+    results = [event.data for event in events if event.type == "tool_result"]
+    assert results[0]["status"] == "error" and "declined it for this file" in results[0]["tool_output"]
+    assert results[1]["status"] == "complete"
+    assert results[2]["status"] == "error" and "auto-move threshold" in results[2]["tool_output"]
+    assert (sample.root / W2).is_file() and not FileMove.objects.exists()
+
+
+def test_execute_move_is_allowed_above_the_auto_move_threshold(sample, scripted, user):
+    OrganizationSettings.objects.create(owner=user, auto_move=True, auto_move_threshold=0.9)
+    scripted.push(
+        router_json("organize", file_path=W2),
+        tool_call_response(("suggest_organization", {"path": W2})),
+        lambda request: tool_call_response(
+            ("execute_move", {"suggestion_id": OrganizationSuggestion.objects.get(status="pending").pk})
+        ),
+        tool_call_response(("respond_to_user", {"message": "Moved the W-2 to taxes/."})),
+    )
+
+    _run, events = send(sample.folder, "organize the W-2")
+
+    assert (sample.root / "taxes/W2_2024.pdf").is_file()
+    assert FileMove.objects.get().to_path == "taxes/W2_2024.pdf"
+    moved = [event.data for event in events if event.type == "message" and event.data["type"] == "action_result"]
+    assert [message["content"]["details"] for message in moved] == ["Moved inbox/W2_2024.pdf to taxes/W2_2024.pdf."]
+
+
+def test_a_failing_organize_model_falls_back_to_the_policy(sample, scripted):
+    scripted.push(router_json("organize"), LLMUnavailableError("down"))
+
+    run, _events = send(sample.folder, "organize my inbox")
+
+    assert run.fallback_reason.startswith("model error")
+    assert len(typed(run, "suggestion")) == 4
+    assert "- inbox/W2_2024.pdf → taxes/" in answer(run).content["text"]
+
+
+def test_a_failing_query_model_falls_back_to_standard_mode(sample, scripted):
+    scripted.push(router_json("query"), LLMUnavailableError("down"), text_response("The W-2 is in the inbox [1]."))
+
+    run, _ = send(sample.folder, "where is the W-2?")
+
+    assert run.fallback_reason.startswith("model error")
+    assert answer(run).content["text"] == "The W-2 is in the inbox [1]."
+
+
+def test_with_a_model_the_digest_hook_asks_the_organize_agent(sample, scripted, user):
+    lease = sample.file(LEASE).pk
+    scripted.push(
+        tool_call_response(("read_guideline", {}), ("get_file_info", {"path": LEASE})),
+        tool_call_response(
+            (
+                "suggest_organization",
+                {"path": LEASE, "target": "personal/", "reasoning": "Line 27.", "confidence": 0.93},
+            )
+        ),
+        text_response("Suggested personal/."),
+    )
+
+    outcome = file_suggest_auto(file_id=lease)
+
+    assert outcome.suggestion is not None and outcome.suggestion.target_folder == "personal/"
+    assert outcome.suggestion.message.metadata["agent"] == "organize_agent"
+    info = scripted.requests[1].messages[-1].content
+    assert "policy_candidates" in info and "personal/" in info
+
+
+def test_with_a_model_the_digest_hook_respects_the_threshold_and_survives_failures(sample, scripted, user):
+    OrganizationSettings.objects.create(owner=user, suggest_threshold=0.9)
+    w2, invoice = sample.file(W2).pk, sample.file("inbox/invoice-INV-20931.txt").pk
+    scripted.push(
+        tool_call_response(("suggest_organization", {"path": W2, "target": "work/", "confidence": 0.5})),
+        text_response("Not sure; leaving it."),
+        LLMUnavailableError("down"),
+    )
+
+    unsure = file_suggest_auto(file_id=w2)
+    failed = file_suggest_auto(file_id=invoice)
+
+    assert unsure.suggestion is None and unsure.skipped == "the organize agent made no suggestion"
+    assert failed.suggestion is not None and failed.suggestion.target_folder == "finance/"  # the policy
+    assert failed.suggestion.message.metadata["agent"] == "policy"
+
+
+# -- the real SDKs at the wire ---------------------------------------------------------------------
+
+
+def test_query_agent_through_the_real_sdks(sample, sdk, wire_stub):
+    w2 = sample.file(W2)
+    wire_stub.reply_text('{"intent": "query", "confidence": 0.92, "params": {"search_query": "W-2"}}')
+    wire_stub.reply_tool_calls(StubToolCall(id="call_1", name="search_files", arguments={"query": "W-2 wages"}))
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_2", name="respond_to_user", arguments={"message": "Your W-2 [1].", "files": [w2.pk]})
+    )
+
+    run, _events = send(sample.folder, "show me my W-2")
+
+    assert wire_stub.pending == 0 and len(wire_stub.requests) == 3
+    offered = str(wire_stub.requests[1].body["tools"])
+    assert "search_files" in offered and "handoff_to_organize" in offered
+    assert answer(run).content["text"] == "Your W-2 [1]."
+    assert answer(run).metadata["model"] == "stub-model"
+    (cards,) = typed(run, "search_result")
+    assert cards.content["results"][0]["fileId"] == w2.pk
+
+
+def test_organize_agent_through_the_real_sdks(sample, sdk, wire_stub):
+    wire_stub.reply_text('{"intent": "organize", "confidence": 0.9, "params": {}}')
+    wire_stub.reply_tool_calls(StubToolCall(id="call_1", name="get_file_info", arguments={"path": LEASE}))
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_2", name="suggest_organization", arguments={"path": LEASE, "target": "personal"})
+    )
+    wire_stub.reply_text("I suggest personal/ for the lease.")
+
+    run, _ = send(sample.folder, "where should the lease renewal go?")
+
+    (suggestion,) = typed(run, "suggestion")
+    assert suggestion.content["targetFolder"] == "personal/"
+    assert answer(run).content["text"] == "I suggest personal/ for the lease."

@@ -1,0 +1,303 @@
+import json
+
+import pytest
+from django.db.models import Q
+
+from apps.core.events import events_after, folder_channel
+from apps.library.backfill import search_vectors_backfill
+from apps.library.indexing import file_groups, file_index, files_enqueue, folder_index
+from apps.library.models import Chunk, File, Folder, IndexingJob
+from apps.library.progress import folder_counters_refresh
+from apps.search.embeddings import get_embedder
+from tests.library.conftest import write
+from tests.library.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+
+pytestmark = pytest.mark.django_db
+
+LONG_NOTE = "# Taxes\n" + " ".join(f"Deduction rule {n} applies to Q4-2024 filings." for n in range(200))
+
+
+@pytest.fixture
+def mixed(root):
+    write(root, "notes/taxes.md", LONG_NOTE)
+    write(root, "notes/plain.txt", "Call Dana Whitfield about invoice INV-20931.")
+    write(root, "web/page.html", "<h1>Budget</h1><script>x()</script><p>Rent is 1200 per month.</p>")
+    write(root, "scans/report.pdf", pdf_bytes(["Quarterly report page one.", "Page two has totals."]))
+    write(root, "work/handbook.docx", docx_bytes([("Heading 1", "Travel"), ("", "Trains only.")]))
+    write(root, "finance/ledger.csv", "date,code\n2024-12-01,INV-20931\n")
+    write(root, "finance/client.json", json.dumps({"client": {"name": "Dana Whitfield"}}))
+    write(root, "scans/broken.pdf", b"%PDF-1.4\n this is not a pdf")
+    write(root, "scans/locked.pdf", encrypted_pdf_bytes())
+    write(root, "photos/cat.png", b"\x89PNG\r\n\x1a\n\x00\x00")
+    write(root, "empty.txt", "")
+    return root
+
+
+def statuses(folder):
+    return dict(File.objects.filter(folder=folder).values_list("path", "status"))
+
+
+def test_inline_folder_index_indexes_each_type_and_records_why_others_were_not(mixed, folder):
+    result = folder_index(folder_id=folder.pk, inline=True)
+    assert result is not None and result.added == 11
+    assert statuses(folder) == {
+        "notes/taxes.md": "indexed",
+        "notes/plain.txt": "indexed",
+        "web/page.html": "indexed",
+        "scans/report.pdf": "indexed",
+        "work/handbook.docx": "indexed",
+        "finance/ledger.csv": "indexed",
+        "finance/client.json": "indexed",
+        "scans/broken.pdf": "failed",
+        "scans/locked.pdf": "failed",
+        "photos/cat.png": "skipped",
+        "empty.txt": "skipped",
+    }
+    errors = dict(File.objects.filter(folder=folder).exclude(error="").values_list("path", "error"))
+    assert errors["scans/locked.pdf"] == "password-protected PDF"
+    assert errors["scans/broken.pdf"].startswith("unreadable PDF")
+    assert "unsupported file type image/png" in errors["photos/cat.png"]
+    assert errors["empty.txt"] == "no text to index"
+    folder.refresh_from_db()
+    assert (folder.files_total, folder.files_indexed, folder.status) == (11, 7, "ready")
+    assert folder.last_synced_at is not None
+    chunks = Chunk.objects.filter(folder=folder)
+    assert chunks.count() == sum(File.objects.filter(folder=folder).values_list("chunk_count", flat=True))
+    assert not chunks.filter(Q(search_vector__isnull=True) | Q(embedding__isnull=True)).exists()
+    taxes = File.objects.get(folder=folder, path="notes/taxes.md")
+    assert taxes.chunk_count > 3 and taxes.embedding is not None and taxes.indexed_checksum == taxes.checksum
+    assert taxes.preview.startswith("# Taxes Deduction rule 0") and "Q4-2024" in taxes.digest
+    assert Chunk.objects.filter(file=taxes, chunk_index=1).get().location["heading"] == ["Taxes"]
+    assert Chunk.objects.get(file__path="scans/report.pdf", chunk_index=0).location["page"] == 1
+    assert File.objects.filter(folder=folder, search_vector__isnull=True).count() == 0
+
+
+def test_reindexing_unchanged_files_is_a_noop_that_embeds_nothing(mixed, folder, monkeypatch):
+    folder_index(folder_id=folder.pk, inline=True)
+    before = list(Chunk.objects.filter(folder=folder).order_by("id").values_list("id", "file_id", "chunk_index"))
+    embedder = get_embedder()
+    calls = []
+    monkeypatch.setattr(embedder, "embed_documents", lambda texts: calls.append(texts))
+    result = folder_index(folder_id=folder.pk, inline=True)
+    # Failed files are retried; nothing indexed is read, parsed or embedded again.
+    assert set(File.objects.filter(pk__in=result.to_index).values_list("status", flat=True)) == {"failed"}
+    for file in File.objects.filter(folder=folder, status="indexed"):
+        assert file_index(file_id=file.pk).noop
+    assert calls == []
+    after = list(Chunk.objects.filter(folder=folder).order_by("id").values_list("id", "file_id", "chunk_index"))
+    assert after == before
+
+
+def test_changed_content_replaces_the_chunks_with_exactly_one_new_set(root, folder):
+    path = write(root, "note.md", LONG_NOTE)
+    folder_index(folder_id=folder.pk, inline=True)
+    file = File.objects.get(folder=folder)
+    old_ids = set(Chunk.objects.filter(file=file).values_list("id", flat=True))
+    path.write_text("# Short\nOnly one chunk now about INV-20931.")
+    folder_index(folder_id=folder.pk, inline=True)
+    file.refresh_from_db()
+    chunks = list(Chunk.objects.filter(file=file).order_by("chunk_index"))
+    assert [chunk.chunk_index for chunk in chunks] == [0] == list(range(file.chunk_count))
+    assert "INV-20931" in chunks[0].text and not old_ids & {chunk.id for chunk in chunks}
+    assert file.status == "indexed" and file.indexed_checksum == file.checksum
+
+
+def test_claims_let_one_task_work_and_take_back_redeliveries_and_stale_leases(root, folder):
+    write(root, "a.txt", "alpha")
+    folder_index(folder_id=folder.pk)  # queued mode: rows created, tasks sent after commit (none here)
+    file = File.objects.get(folder=folder)
+    File.objects.filter(pk=file.pk).update(status="indexing", index_claim="other", index_started_at=_now())
+    busy = file_index(file_id=file.pk, task_id="mine")
+    assert busy.noop and File.objects.get(pk=file.pk).status == "indexing"
+    redelivered = file_index(file_id=file.pk, task_id="other")
+    assert not redelivered.noop and redelivered.status == "indexed"
+    File.objects.filter(pk=file.pk).update(status="indexing", index_claim="dead", index_started_at=_now(hours=-2))
+    assert file_index(file_id=file.pk, task_id="fresh").status == "indexed"
+    assert Chunk.objects.filter(file=file).count() == 1
+    job = IndexingJob.objects.get(file=file, celery_task_id="other")
+    assert (job.status, job.attempts) == ("succeeded", 1)
+
+
+def test_oversized_file_is_skipped_and_loses_stale_chunks(root, folder, settings):
+    path = write(root, "grow.txt", "small enough")
+    folder_index(folder_id=folder.pk, inline=True)
+    settings.INDEX_MAX_FILE_BYTES = 20
+    path.write_text("now this file is far too large to index")
+    folder_index(folder_id=folder.pk, inline=True)
+    file = File.objects.get(folder=folder)
+    assert file.status == "skipped" and "INDEX_MAX_FILE_BYTES" in file.error
+    assert not Chunk.objects.filter(file=file).exists() and file.chunk_count == 0
+
+
+def test_unexpected_errors_mark_the_file_failed_and_propagate(root, folder, monkeypatch):
+    write(root, "a.txt", "alpha")
+    folder_index(folder_id=folder.pk)
+    file = File.objects.get(folder=folder)
+    monkeypatch.setattr("apps.library.indexing.parse_document", _boom)
+    with pytest.raises(RuntimeError):
+        file_index(file_id=file.pk, task_id="t1")
+    file.refresh_from_db()
+    assert file.status == "failed" and file.error == "RuntimeError: parser exploded"
+    assert IndexingJob.objects.get(celery_task_id="t1").status == "failed"
+
+
+def test_inbox_files_queue_an_organize_suggestion_on_commit(
+    root, folder, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "inbox/receipt.txt", "Receipt for INV-20931")
+    write(root, "notes/other.txt", "not in the inbox")
+    sent = []
+    monkeypatch.setattr("workers.organize.suggest_organization.delay", sent.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        folder_index(folder_id=folder.pk, inline=True)
+    assert sent == [File.objects.get(path="inbox/receipt.txt").pk]
+
+
+def test_deferred_search_vectors_stay_null_until_the_backfill(
+    root, folder, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.INDEX_DEFER_SEARCH_VECTOR = True
+    write(root, "a.md", LONG_NOTE)
+    folder_index(folder_id=folder.pk)
+    file = File.objects.get(folder=folder)
+    queued = []
+    monkeypatch.setattr("workers.backfill.backfill_search_vectors.delay", lambda: queued.append(1))
+    with django_capture_on_commit_callbacks(execute=True):
+        file_index(file_id=file.pk)
+    assert queued == [1]
+    assert (
+        Chunk.objects.filter(file=file, search_vector__isnull=True).count()
+        == file.__class__.objects.get(pk=file.pk).chunk_count
+    )
+    assert search_vectors_backfill().rows > 0
+    assert not Chunk.objects.filter(file=file, search_vector__isnull=True).exists()
+
+
+def test_each_file_publishes_a_progress_event_with_counts(root, folder):
+    write(root, "a.txt", "alpha")
+    write(root, "b.png", b"\x89PNG")
+    folder_index(folder_id=folder.pk, inline=True)
+    events = events_after(channel=folder_channel(folder.pk))
+    files = [event.data for event in events if event.type == "file"]
+    assert sorted((data["path"], data["status"]) for data in files) == [("a.txt", "indexed"), ("b.png", "skipped")]
+    assert files[-1]["files_done"] == files[-1]["files_total"] == 2 and files[-1]["files_indexed"] == 1
+    assert events[-1].type == "scan" and events[-1].data["folder_status"] == "ready"
+
+
+def test_counters_are_recounted_not_incremented(root, folder):
+    write(root, "a.txt", "alpha")
+    folder_index(folder_id=folder.pk, inline=True)
+    Folder.objects.filter(pk=folder.pk).update(files_total=99, files_indexed=42)
+    counts = folder_counters_refresh(folder_id=folder.pk)
+    assert (counts.total, counts.indexed) == (1, 1)
+    folder.refresh_from_db()
+    assert (folder.files_total, folder.files_indexed) == (1, 1)
+
+
+def test_queued_mode_sends_one_task_per_file_after_commit(
+    root, folder, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "a.txt", "alpha")
+    write(root, "b.txt", "beta")
+    sent = []
+    monkeypatch.setattr(
+        "workers.indexing.index_file.apply_async", lambda args, task_id: sent.append((args[0], task_id))
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        folder_index(folder_id=folder.pk)
+    jobs = dict(IndexingJob.objects.filter(kind="index_file").values_list("file_id", "celery_task_id"))
+    assert sorted(sent) == sorted(jobs.items()) and len(sent) == 2
+    folder.refresh_from_db()
+    assert folder.status == "indexing"
+    with django_capture_on_commit_callbacks(execute=True):
+        files_enqueue(folder_id=folder.pk, file_ids=[])
+    assert len(sent) == 2
+
+
+def test_inline_runs_group_small_files_into_full_embedding_batches(root, folder, settings, monkeypatch):
+    settings.EMBEDDING_BATCH_SIZE = 2  # groups aim at 4 chunks: small files share a group, big ones end it
+    for name in ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt"]:
+        write(root, name, "word " * (3000 if name == "c.txt" else 10))
+    folder_index(folder_id=folder.pk)
+    ids = dict(File.objects.values_list("path", "pk"))
+    groups = file_groups(file_ids=[ids[name] for name in sorted(ids)])
+    assert [[path for path, pk in sorted(ids.items()) if pk in group] for group in groups] == [
+        ["a.txt", "b.txt", "c.txt"],
+        ["d.txt", "e.txt"],
+    ]
+    calls = []
+    embedder = get_embedder()
+    real = embedder.embed_documents
+    monkeypatch.setattr(embedder, "embed_documents", lambda texts: calls.append(len(texts)) or real(texts))
+    folder_index(folder_id=folder.pk, inline=True)
+    assert set(calls) == {2}  # one file at a time would have sent single-chunk batches
+    assert statuses(folder) == dict.fromkeys(ids, "indexed")
+
+
+def test_a_group_indexes_every_file_even_when_one_fails_unexpectedly(root, folder, monkeypatch):
+    write(root, "a.txt", "alpha")
+    write(root, "b.txt", "beta")
+    write(root, "c.txt", "gamma")
+    folder_index(folder_id=folder.pk)
+    ids = list(File.objects.order_by("path").values_list("pk", flat=True))
+    from apps.library import indexing
+
+    real = indexing.parse_document
+
+    def parse(**kwargs):
+        if kwargs["name"] == "b.txt":
+            raise RuntimeError("parser exploded")
+        return real(**kwargs)
+
+    monkeypatch.setattr(indexing, "parse_document", parse)
+    seen = []
+    with pytest.raises(RuntimeError):
+        indexing.files_index(file_ids=ids, task_id="group", on_outcome=seen.append)
+    assert statuses(folder) == {"a.txt": "indexed", "b.txt": "failed", "c.txt": "indexed"}
+    assert sorted(outcome.path for outcome in seen) == ["a.txt", "b.txt", "c.txt"]
+    assert Chunk.objects.filter(folder=folder).count() == 2
+
+
+def test_missing_folder_root_puts_the_folder_in_error(root, folder):
+    root.rmdir()
+    assert folder_index(folder_id=folder.pk) is None
+    folder.refresh_from_db()
+    assert folder.status == "error" and "no longer exists" in folder.last_error
+
+
+def _boom(**kwargs):
+    raise RuntimeError("parser exploded")
+
+
+def _now(hours: int = 0):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    return timezone.now() + dt.timedelta(hours=hours)
+
+
+def test_force_reindexes_unchanged_files(root, folder):
+    write(root, "a.txt", "alpha")
+    folder_index(folder_id=folder.pk, inline=True)
+    before = set(Chunk.objects.filter(folder=folder).values_list("id", flat=True))
+    folder_index(folder_id=folder.pk, inline=True, force=True)
+    after = set(Chunk.objects.filter(folder=folder).values_list("id", flat=True))
+    assert len(after) == 1 and not before & after
+
+
+def test_keyword_statistics_follow_the_folder_once_its_run_settles(root, folder, settings):
+    from apps.search.models import FolderTermStats
+
+    write(root, "a.md", LONG_NOTE)
+    write(root, "b.txt", "Invoice INV-20931")
+    folder_index(folder_id=folder.pk, inline=True)
+    stats = FolderTermStats.objects.get(folder_id=folder.pk)
+    assert stats.chunk_count == Chunk.objects.filter(folder=folder).count()
+    (root / "a.md").unlink()
+    folder_index(folder_id=folder.pk, inline=True)  # a deletion alone changes the chunks too
+    assert FolderTermStats.objects.get(folder_id=folder.pk).chunk_count == 1
+    settings.INDEX_DEFER_SEARCH_VECTOR = True
+    write(root, "c.md", LONG_NOTE)
+    folder_index(folder_id=folder.pk, inline=True)  # deferred: the backfill refreshes them
+    assert FolderTermStats.objects.get(folder_id=folder.pk).chunk_count == Chunk.objects.filter(folder=folder).count()

@@ -1,0 +1,112 @@
+import pytest
+
+from apps.search import planning
+from apps.search.models import FolderLexeme, FolderTermStats
+from apps.search.services import folder_lexeme_stats_refresh
+from apps.search.statements import KeywordMethod, VectorMethod
+from tests.search.conftest import FILLER_CHUNKS, make_chunks, make_file
+
+
+@pytest.mark.django_db
+def test_refresh_counts_documents_per_lexeme(corpus):
+    stats = FolderTermStats.objects.get(folder_id=corpus.folder.pk)
+    assert stats.chunk_count == FILLER_CHUNKS + 4
+    assert 0 < stats.average_length < 40
+    df = dict(FolderLexeme.objects.filter(folder_id=corpus.folder.pk).values_list("lexeme", "document_count"))
+    assert df["revenu"] == 1 and df["q4"] == 1 and df["treasur"] == 1
+
+    extra = make_file(corpus.folder, "more.md")
+    make_chunks(extra, ["More revenue.", "Revenue again."])
+    refreshed = folder_lexeme_stats_refresh(folder_id=corpus.folder.pk)
+    assert refreshed.chunk_count == FILLER_CHUNKS + 6
+    assert FolderLexeme.objects.get(folder_id=corpus.folder.pk, lexeme="revenu").document_count == 3
+
+
+@pytest.mark.django_db
+def test_refresh_is_scoped_to_its_folder(corpus, other_corpus):
+    other_before = FolderLexeme.objects.filter(folder_id=other_corpus.folder.pk).count()
+    make_chunks(make_file(corpus.folder, "new.md"), ["a brand new zeugma"])
+    folder_lexeme_stats_refresh(folder_id=corpus.folder.pk)
+    assert FolderLexeme.objects.filter(folder_id=other_corpus.folder.pk).count() == other_before
+    assert not FolderLexeme.objects.filter(folder_id=other_corpus.folder.pk, lexeme="zeugma").exists()
+
+
+@pytest.mark.django_db
+def test_refresh_of_an_empty_folder(user):
+    from apps.library.models import Folder
+
+    folder = Folder.objects.create(owner=user, source="local", external_id="/srv/empty", name="empty")
+    stats = folder_lexeme_stats_refresh(folder_id=folder.pk)
+    assert stats.chunk_count == 0 and stats.average_length == 0
+
+
+@pytest.mark.django_db
+def test_statistics_go_with_their_folder(corpus):
+    corpus.folder.delete()
+    assert not FolderLexeme.objects.exists() and not FolderTermStats.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("folder_rows", "table_rows", "k", "iterative", "expected"),
+    [
+        (500, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),
+        (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),
+        (200_000, 1_000_000, 10, False, (VectorMethod.HNSW, 100)),  # 2 x 10 / 20%
+        (25_000, 1_000_000, 10, False, (VectorMethod.HNSW, 800)),  # 2 x 10 / 2.5%
+        (200_000, 200_000, 10, False, (VectorMethod.HNSW, 50)),  # the whole table: ef_search >= depth
+        (200_000, 200_000, 100, False, (VectorMethod.HNSW, 200)),
+        (15_000, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),  # HNSW would need ef_search > 1000
+        (200_000, -1, 10, False, (VectorMethod.HNSW, 50)),  # table never analysed
+        (15_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, 50)),
+    ],
+)
+def test_vector_plan(folder_rows, table_rows, k, iterative, expected):
+    depth = max(k, 50)
+    plan = planning.vector_plan(
+        folder_rows=folder_rows, table_rows=table_rows, k=k, depth=depth, iterative_scans=iterative
+    )
+    assert (plan.method, plan.ef_search) == expected
+
+
+@pytest.mark.parametrize(
+    ("folder_rows", "table_rows", "expected"),
+    [
+        (100, 1_000_000, (KeywordMethod.SCAN, 0.0)),
+        (planning.KEYWORD_SCAN_MAX_ROWS, 1_000_000, (KeywordMethod.SCAN, 0.0)),
+        (50_000, 1_000_000, (KeywordMethod.INDEX, 20.0)),
+        (50_000, -1, (KeywordMethod.INDEX, 1.0)),
+    ],
+)
+def test_keyword_plan(folder_rows, table_rows, expected):
+    plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
+    assert (plan.method, plan.posting_scale) == expected
+
+
+def test_version_parsing():
+    assert planning._version("0.6.2") == (0, 6)
+    assert planning._version("0.8.0") >= (0, 8)
+    assert planning._version("1.0") >= (0, 8)
+
+
+@pytest.mark.django_db
+def test_cached_statistics_are_read_from_the_database(corpus):
+    planning.folder_chunk_count_forget(folder_id=corpus.folder.pk)
+    assert planning.folder_chunk_count(folder_id=corpus.folder.pk) == FILLER_CHUNKS + 4
+    assert planning.pgvector_has_iterative_scans() is False  # the embedded server has pgvector 0.6
+    assert isinstance(planning.table_chunk_count(), int)
+
+
+@pytest.mark.django_db
+def test_chunk_rows_keep_embedding_and_tsvector_inline():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'library_chunk'::regclass"
+            " AND attname IN ('embedding', 'search_vector', 'text')"
+        )
+        storage = dict(cursor.fetchall())
+        cursor.execute("SELECT reloptions FROM pg_class WHERE oid = 'library_chunk'::regclass")
+        options = cursor.fetchone()[0]
+    assert storage == {"embedding": "m", "search_vector": "m", "text": "x"}
+    assert "toast_tuple_target=4000" in options

@@ -1,0 +1,206 @@
+"""Browser tests: Debian's chromium, driven by Playwright, against uvicorn on the test database.
+
+Tests using these fixtures must be transactional: the server and the worker see committed rows only.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from apps.library.models import Chunk, File, Folder
+from apps.search.embeddings import get_embedder
+from tests.conftest import BASE_DIR, _database_url_of_current_connection
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the background-networking flags chromium keeps calling Google services, which on a
+# closed network means a stream of failing connections during every test.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = BASE_DIR / "docs" / "screenshots"
+PASSWORD = "alice-password"  # the `user` fixture's (tests/conftest.py)
+
+# What the test folder holds: each question below is answered by exactly one file.
+LIBRARY = {
+    "taxes/2024/W2_Acme_2024.pdf": [
+        (
+            "Form W-2 Wage and Tax Statement 2024. Employer: Acme Corporation. "
+            "Box 1 wages, tips and other compensation: 84,500 dollars.",
+            {"page": 1},
+        ),
+        ("Box 2 federal income tax withheld on the 2024 W-2: 12,300 dollars.", {"page": 1}),
+    ],
+    "insurance/home-policy.pdf": [
+        (
+            "The homeowner's policy with Northwind Mutual renews on June 1. The annual premium is 1,284 dollars.",
+            {"page": 3},
+        ),
+        ("Water damage from burst pipes is covered up to 25,000 dollars; flood damage is excluded.", {"page": 7}),
+    ],
+    "recipes/pancakes.md": [
+        ("Pancakes need two cups of flour, two eggs and one and a half cups of milk.", {"heading": "Ingredients"}),
+    ],
+    "travel/passport.txt": [
+        ("The passport renewal appointment is booked at the consulate on March 3 at 10:30.", {}),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    log_path: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def web_server(django_db_setup, django_db_blocker) -> Iterator[Server]:
+    """The app as `make run` serves it (uvicorn, ASGI), on the test database and Redis."""
+    port = _free_port()
+    log_path = BASE_DIR / "var" / f"test-web-{os.getpid()}.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_of_current_connection(),
+        "DJANGO_SETTINGS_MODULE": "config.test_settings",
+        "EMBEDDING_PROVIDER": "hash",
+        "LLM_PROVIDER": "extractive",
+        "THROTTLE_CHAT": "1000/min",
+        "SSE_HEARTBEAT_SECONDS": "1",
+    }
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_healthy(url, process, log_path)
+        yield Server(url=url, log_path=log_path)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _wait_until_healthy(url: str, process: subprocess.Popen[bytes], log_path: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"uvicorn exited early:\n{log_path.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"uvicorn not ready after {timeout}s:\n{log_path.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One chromium per test module, each launch with a fresh temporary profile.
+
+    Playwright's sync API leaves its event loop marked as running on this thread while it is open,
+    and Django refuses ORM calls (fixtures, assertions, the flush after each test) beside a running
+    loop. Nothing async touches the database here, so the check is lifted exactly that long; and
+    module scope, not session, keeps later non-browser tests out of it.
+    """
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (installs Debian's chromium package)")
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser, web_server: Server) -> Iterator[Page]:
+    context = browser.new_context(base_url=web_server.url, viewport={"width": 1280, "height": 860})
+    context.set_default_timeout(15_000)
+    expect.set_options(timeout=15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def log_in(page: Page, username: str = "alice", password: str = PASSWORD) -> None:
+    page.goto("/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Your folders")).to_be_visible()
+
+
+def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:
+    file = File.objects.create(
+        folder=folder,
+        external_id=path,
+        path=path,
+        name=path.rsplit("/", 1)[-1],
+        status="indexed",
+        chunk_count=len(chunks),
+        modified_time=timezone.now(),
+        indexed_at=timezone.now(),
+    )
+    vectors = get_embedder("hash").embed_documents([text for text, _ in chunks])
+    Chunk.objects.bulk_create(
+        Chunk(
+            file=file,
+            folder=folder,
+            chunk_index=index,
+            text=text,
+            location=location,
+            embedding=vector.tolist(),
+            token_count=len(text.split()),
+        )
+        for index, ((text, location), vector) in enumerate(zip(chunks, vectors, strict=True))
+    )
+    return file
+
+
+@pytest.fixture
+def folder(user) -> Folder:
+    folder = Folder.objects.create(
+        owner=user,
+        source="local",
+        external_id=f"/srv/documents/household-{user.pk}",
+        name="Household documents",
+        status="ready",
+        files_total=len(LIBRARY),
+        files_indexed=len(LIBRARY),
+        last_synced_at=timezone.now(),
+        # No sync from chat start: these files exist only as rows, not on disk.
+        sync_interval_seconds=86_400,
+    )
+    for path, chunks in LIBRARY.items():
+        add_file(folder=folder, path=path, chunks=chunks)
+    return folder
