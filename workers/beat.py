@@ -17,4 +17,5 @@ BEAT_SCHEDULE = [
     PeriodicEntry("Sync folders past their interval", "workers.sync.sync_due_folders", 60),
     PeriodicEntry("Backfill NULL search vectors (safety net)", "workers.backfill.backfill_search_vectors", 300),
     PeriodicEntry("Expire stale organization suggestions", "workers.organize.expire_suggestions", 3600),
+    PeriodicEntry("Fail agent runs stuck in running", "workers.agent.fail_stale_runs", 120),
 ]

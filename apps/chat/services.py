@@ -208,6 +208,28 @@ def run_fail(*, run: AgentRun, events: RunEvents, message: str, detail: str) -> 
     events.emit("error", {"run_id": str(run.pk), "message": message})
 
 
+# A run still `running` after this long has lost its executor: a worker past its hard time limit
+# (`workers.agent.execute_run`, 330 s) or a web process that died mid-stream.
+STALE_RUN_SECONDS = 330
+
+
+def runs_fail_stale(*, older_than_seconds: float = STALE_RUN_SECONDS) -> int:
+    """Mark runs stuck in `running` as `error` and tell their listeners; returns how many."""
+    cutoff = timezone.now() - dt.timedelta(seconds=older_than_seconds)
+    failed = 0
+    for run_id in AgentRun.objects.filter(status=RunStatus.RUNNING, started_at__lt=cutoff).values_list("pk", flat=True):
+        # Conditional update: a run that finishes meanwhile is left alone.
+        updated = AgentRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            status=RunStatus.ERROR, error="stale: no progress past the run time limit", finished_at=timezone.now()
+        )
+        if updated:
+            failed += 1
+            RunEvents(run_id=run_id).emit(
+                "error", {"run_id": str(run_id), "message": "The run was interrupted. Please ask again."}
+            )
+    return failed
+
+
 def message_payload(message: Message) -> dict[str, Any]:
     return {
         "id": message.pk,

@@ -1,0 +1,71 @@
+"""Hardening fixtures: one of every owned object, so each /api/ route has something to point at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.utils import timezone
+
+from apps.chat.models import AgentRun, Conversation, Message, RunStatus
+from apps.library.models import File, Folder
+from apps.organize.models import FileMove, OrganizationSuggestion
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts():
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@dataclass
+class Owned:
+    folder: Folder
+    file: File
+    conversation: Conversation
+    inbox_conversation: Conversation
+    run: AgentRun
+    suggestion: OrganizationSuggestion
+    move: FileMove
+
+    def kwargs_for(self, route_name: str) -> dict[str, object]:
+        """URL kwargs for a route: the owner's objects of the kinds it takes."""
+        inbox = route_name.startswith("inbox-")
+        return {
+            "folder_id": self.folder.pk,
+            "file_id": self.file.pk,
+            "conversation_id": (self.inbox_conversation if inbox else self.conversation).pk,
+            "run_id": self.run.pk,
+            "suggestion_id": self.suggestion.pk,
+            "move_id": self.move.pk,
+        }
+
+
+@pytest.fixture
+def owned(user, tmp_path) -> Owned:
+    root = tmp_path / "root"
+    (root / "inbox").mkdir(parents=True)
+    (root / "inbox" / "note.txt").write_text("a note about taxes")
+    folder = Folder.objects.create(
+        owner=user, source="local", external_id=str(root), name="root", status="ready", last_synced_at=timezone.now()
+    )
+    file = File.objects.create(
+        folder=folder, external_id="inbox/note.txt", path="inbox/note.txt", name="note.txt", status="indexed"
+    )
+    conversation = Conversation.objects.create(owner=user, folder=folder, kind="chat", title="c")
+    inbox_conversation = Conversation.objects.create(owner=user, folder=folder, kind="inbox", title="i")
+    question = Message.objects.create(conversation=conversation, role="user", content={"text": "hi"})
+    run = AgentRun.objects.create(
+        owner=user,
+        conversation=conversation,
+        question=question,
+        status=RunStatus.COMPLETED,
+        started_at=timezone.now() - timezone.timedelta(minutes=5),
+        finished_at=timezone.now() - timezone.timedelta(minutes=5),
+    )
+    suggestion = OrganizationSuggestion.objects.create(
+        owner=user, folder=folder, file=file, source_path="inbox/note.txt", target_folder="taxes", confidence=0.9
+    )
+    move = FileMove.objects.create(owner=user, file=file, from_path="old/note.txt", to_path="inbox/note.txt")
+    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move)

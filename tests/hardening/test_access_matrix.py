@@ -1,0 +1,113 @@
+"""Every /api/ route (enumerated from the URL resolver, so new ones are covered) × owner, other user,
+anonymous: anonymous is refused, another user sees nothing of the owner's, the owner gets through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+# Routes open to anyone, by design.
+PUBLIC = {"auth-token", "schema", "docs"}
+# Marker strings in the owner's objects; none may ever reach another user.
+SECRET = "owner-secret"
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    template: str
+    kwargs: tuple[str, ...]
+    methods: tuple[str, ...]
+
+
+def _methods(callback) -> tuple[str, ...]:
+    view = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
+    if view is None:  # a function view (the SSE stream is @require_GET)
+        return ("get",)
+    found = [m for m in ("get", "post", "put", "patch", "delete") if hasattr(view, m)]
+    return tuple(found)
+
+
+def _walk(patterns, prefix: str = "") -> Iterator[Route]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            template = prefix + str(pattern.pattern)
+            if template.startswith("api/") and pattern.name:
+                kwargs = tuple(sorted(pattern.pattern.converters))
+                yield Route(pattern.name, template, kwargs, _methods(pattern.callback))
+
+
+ROUTES = sorted(_walk(get_resolver().url_patterns), key=lambda r: r.name)
+
+
+def test_the_matrix_sees_every_api_route():
+    names = {route.name for route in ROUTES}
+    assert {"folders", "folder-chat", "run-events", "inbox-moves", "folder-search"} <= names
+    assert len(ROUTES) >= 25
+
+
+def _call(client: APIClient, method: str, url: str):
+    if method in ("post", "put", "patch"):
+        return getattr(client, method)(url, {}, format="json")
+    return getattr(client, method)(url)
+
+
+def _client(user=None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user=user)
+    return client
+
+
+@pytest.fixture
+def secret_owned(owned):
+    owned.folder.name = f"{SECRET}-folder"
+    owned.folder.save(update_fields=["name"])
+    owned.file.name = f"{SECRET}-file.txt"
+    owned.file.save(update_fields=["name"])
+    for conversation in (owned.conversation, owned.inbox_conversation):
+        conversation.title = f"{SECRET}-conversation"
+        conversation.save(update_fields=["title"])
+    return owned
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
+def test_anonymous_is_refused(route: Route, secret_owned):
+    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    for method in route.methods:
+        response = _call(_client(), method, url)
+        assert response.status_code in (401, 403), (method, url, response.status_code)
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
+def test_another_user_sees_nothing_of_the_owners(route: Route, secret_owned, other_user):
+    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    for method in route.methods:
+        response = _call(_client(other_user), method, url)
+        body = b"" if response.streaming else response.content
+        assert response.status_code < 500, (method, url, response.status_code, body[:300])
+        assert SECRET.encode() not in body, (method, url, body[:300])
+        if route.kwargs:
+            # An object of someone else's is indistinguishable from one that does not exist.
+            assert response.status_code == 404, (method, url, response.status_code, body[:300])
+
+
+@pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
+def test_the_owner_gets_through(route: Route, secret_owned, user):
+    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    # DELETE last: it removes the object the other methods point at.
+    for method in sorted(route.methods, key=lambda m: m == "delete"):
+        response = _call(_client(user), method, url)
+        body = b"" if response.streaming else response.content
+        assert response.status_code < 500, (method, url, response.status_code, body[:300])
+        assert response.status_code not in (401, 403, 404), (method, url, response.status_code, body[:300])
+        if response.streaming:
+            response.close()
