@@ -102,8 +102,10 @@ def describe_location(location: Mapping[str, Any]) -> str:
     parts = []
     if location.get("page") is not None:
         parts.append(f"page {location['page']}")
-    if location.get("heading"):
-        parts.append(str(location["heading"]))
+    heading = location.get("heading")
+    if heading:
+        # Chunks keep the heading path (outermost first); a plain string is accepted too.
+        parts.append(" > ".join(heading) if isinstance(heading, list | tuple) else str(heading))
     return ", ".join(parts)
 
 

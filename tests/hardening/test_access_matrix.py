@@ -61,9 +61,13 @@ def _call(client: APIClient, method: str, url: str):
 
 
 def _client(user=None) -> APIClient:
+    """Authenticated by a real token, as API clients are (the SSE view reads the header itself)."""
+    from rest_framework.authtoken.models import Token
+
     client = APIClient()
     if user is not None:
-        client.force_authenticate(user=user)
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
 
 
