@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -144,6 +145,15 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Talk to your folders: index, search and chat with citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a "status" or "type" field with different choices: name each enum.
+    "ENUM_NAME_OVERRIDES": {
+        "FolderStatusEnum": "apps.library.models.FolderStatus",
+        "FileStatusEnum": "apps.library.models.FileStatus",
+        "ConversationStatusEnum": "apps.chat.models.ConversationStatus",
+        "RunStatusEnum": "apps.chat.models.RunStatus",
+        "MessageTypeEnum": "apps.chat.models.MessageType",
+        "SuggestionStatusEnum": "apps.organize.models.SuggestionStatus",
+    },
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 1_000_000)
 

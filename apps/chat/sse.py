@@ -19,6 +19,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponseBase, JsonResponse, StreamingHttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -76,7 +78,14 @@ async def run_event_stream(*, run_id: uuid.UUID, after_id: str = "0") -> AsyncIt
     try:
         while True:
             wait_ms = max(1, int((heartbeat - (time.monotonic() - last_sent)) * 1000))
-            rows = await client.xread({key: last_id}, count=500, block=wait_ms)
+            try:
+                rows = await client.xread({key: last_id}, count=500, block=wait_ms)
+            except (RedisConnectionError, RedisTimeoutError):
+                # Redis is down: say so and end, rather than hang; the client resumes from its last id.
+                yield _unsaved_event(
+                    "error", {"run_id": str(run_id), "message": "Live updates are unavailable; reconnect to resume."}
+                )
+                return
             if rows:
                 for event_id, fields in rows[0][1]:
                     last_id = event_id

@@ -18,22 +18,22 @@ class TokenObtainApi(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
 
-    class InputSerializer(serializers.Serializer):
+    class TokenObtainInputSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150)
         password = serializers.CharField(max_length=256, trim_whitespace=False)
 
-    class OutputSerializer(serializers.Serializer):
+    class TokenOutputSerializer(serializers.Serializer):
         token = serializers.CharField()
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    @extend_schema(request=TokenObtainInputSerializer, responses={200: TokenOutputSerializer})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.TokenObtainInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None or not user.is_active:
             raise AuthenticationFailed("Invalid username or password.")
         token, _ = Token.objects.get_or_create(user=user)
-        return Response(self.OutputSerializer({"token": token.key}).data, status=status.HTTP_200_OK)
+        return Response(self.TokenOutputSerializer({"token": token.key}).data, status=status.HTTP_200_OK)
 
 
 class TokenRevokeApi(APIView):

@@ -62,7 +62,7 @@ class FileOutputSerializer(serializers.ModelSerializer[File]):
 
 
 class FolderCollectionApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class FolderCreateInputSerializer(serializers.Serializer):
         # The stubs type Field.source as the attribute path; here it is just a field named "source".
         source = serializers.ChoiceField(choices=SourceKind.choices)  # type: ignore[assignment]
         path = serializers.CharField(required=False, max_length=1024, help_text="Local directory (source=local)")
@@ -82,9 +82,9 @@ class FolderCollectionApi(APIView):
         page = paginator.paginate_queryset(selectors.folder_list(user=request.user), request, view=self)
         return paginator.get_paginated_response(FolderOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: FolderOutputSerializer})
+    @extend_schema(request=FolderCreateInputSerializer, responses={201: FolderOutputSerializer})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
+        data = self.FolderCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         folder = services.folder_create(

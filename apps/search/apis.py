@@ -43,7 +43,7 @@ class FolderSearchApi(APIView):
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "search"
 
-    class InputSerializer(serializers.Serializer):
+    class SearchInputSerializer(serializers.Serializer):
         query = serializers.CharField(
             allow_blank=True, trim_whitespace=False, max_length=settings.SEARCH_MAX_QUERY_CHARS
         )
@@ -51,16 +51,16 @@ class FolderSearchApi(APIView):
         mode = serializers.ChoiceField(choices=[mode.value for mode in SearchMode], default=SearchMode.HYBRID.value)
         filters = SearchFiltersSerializer(required=False)
 
-    class OutputSerializer(serializers.Serializer):
+    class SearchOutputSerializer(serializers.Serializer):
         results = SearchHitSerializer(many=True)
         took_ms = serializers.FloatField()
 
-    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    @extend_schema(request=SearchInputSerializer, responses={200: SearchOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
         folder = folder_get(user=request.user, folder_id=folder_id)
         if folder is None:
             raise Http404("Folder not found.")
-        data = self.InputSerializer(data=request.data)
+        data = self.SearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         filters = values.get("filters") or {}
@@ -78,4 +78,4 @@ class FolderSearchApi(APIView):
             ),
         )
         took_ms = round((time.perf_counter() - started) * 1000, 1)
-        return Response(self.OutputSerializer({"results": hits, "took_ms": took_ms}).data)
+        return Response(self.SearchOutputSerializer({"results": hits, "took_ms": took_ms}).data)

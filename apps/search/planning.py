@@ -33,6 +33,9 @@ OVERFETCH = 2.0
 KEYWORD_SCAN_MAX_ROWS = 5_000
 # GIN postings a keyword search may read; lexemes beyond it (the commonest) only score.
 KEYWORD_POSTING_BUDGET = 20_000
+# From this share of the table up, a bitmap of the folder's rows (about 0.1 µs a row) costs more
+# than checking the folder on each row the GIN index matches (those grow as 1 / share).
+KEYWORD_FILTER_MIN_SHARE = 0.1
 STATS_TTL_SECONDS = 300
 
 T = TypeVar("T")
@@ -67,7 +70,9 @@ class KeywordPlan:
 def keyword_plan(*, folder_rows: int, table_rows: int) -> KeywordPlan:
     if folder_rows <= KEYWORD_SCAN_MAX_ROWS:
         return KeywordPlan(KeywordMethod.SCAN)
-    return KeywordPlan(KeywordMethod.INDEX, posting_scale=max(table_rows, folder_rows) / folder_rows)
+    scale = max(table_rows, folder_rows) / folder_rows
+    method = KeywordMethod.INDEX_FILTER if 1 / scale >= KEYWORD_FILTER_MIN_SHARE else KeywordMethod.INDEX
+    return KeywordPlan(method, posting_scale=scale)
 
 
 def _cached(key: str, compute: Callable[[], T]) -> T:

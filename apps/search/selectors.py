@@ -28,7 +28,7 @@ K_MAX = 100
 FUSION_DEPTH = 50
 # Keyword candidates ranked per search, and the document-frequency budget of the lexemes that
 # select them: ranking cost stays bounded however many chunks match.
-KEYWORD_CANDIDATE_CAP = 1000
+KEYWORD_CANDIDATE_CAP = 500
 BM25_K1 = 1.2
 BM25_B = 0.75
 

@@ -30,7 +30,8 @@ class VectorMethod(StrEnum):
 
 class KeywordMethod(StrEnum):
     SCAN = "scan"  # match every row of the folder, read through the folder btree
-    INDEX = "index"  # GIN: cost grows with the table-wide posting lists of the lexemes used
+    INDEX = "index"  # GIN, whose posting lists span every folder, intersected with the folder btree
+    INDEX_FILTER = "index_filter"  # GIN alone, the folder checked on each matching row
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,14 @@ _KEYWORD_INDEX = """
 keyword_candidates AS MATERIALIZED (
     SELECT c.id, c.file_id, c.search_vector, length(c.search_vector)::float8 AS length
     FROM library_chunk c
-    WHERE c.folder_id = %(folder_id)s
+    WHERE {folder_condition}
       AND c.search_vector @@ (SELECT tsq FROM keyword_query){file_filter}
     LIMIT %(keyword_cap)s
 ),"""
+_FOLDER = "c.folder_id = %(folder_id)s"
+# "+ 0" keeps the planner from using the folder btree: for a folder holding a large share of the
+# table, a bitmap of all its rows costs more than checking the few rows the GIN index matches.
+_FOLDER_NOT_INDEXED = "c.folder_id + 0 = %(folder_id)s"
 
 # OFFSET 0 keeps the match outside the subquery, so the planner cannot answer it with the GIN
 # index (whose posting lists span every folder): a small folder is cheaper to read whole.
@@ -236,12 +241,19 @@ def _vector_ctes(shape: StatementShape) -> str:
     return indexed + exact + _VECTOR_RANKED.format(source=_INDEXED_OR_EXACT_TOP)
 
 
+def _keyword_candidates(shape: StatementShape) -> str:
+    file_filter = _chunk_file_filter(shape.filters)
+    if shape.keyword_method is KeywordMethod.SCAN:
+        return _KEYWORD_SCAN.format(file_filter=file_filter)
+    folder = _FOLDER_NOT_INDEXED if shape.keyword_method is KeywordMethod.INDEX_FILTER else _FOLDER
+    return _KEYWORD_INDEX.format(folder_condition=folder, file_filter=file_filter)
+
+
 def chunk_statement(shape: StatementShape) -> str:
     ctes = []
     if shape.keyword:
         ctes.append(_TERMS.format(prefix="") + ",")
-        candidates = _KEYWORD_SCAN if shape.keyword_method is KeywordMethod.SCAN else _KEYWORD_INDEX
-        ctes.append(candidates.format(file_filter=_chunk_file_filter(shape.filters)))
+        ctes.append(_keyword_candidates(shape))
         ctes.append(_KEYWORD_RANKED.format() + ",")
     else:
         ctes.append(_NO_KEYWORD + ",")

@@ -1,4 +1,4 @@
-"""Every /api/ route (enumerated from the URL resolver, so new ones are covered) × owner, other user,
+"""Every /api/ route (enumerated from the URL resolver, so new ones are covered) by owner, other user,
 anonymous: anonymous is refused, another user sees nothing of the owner's, the owner gets through."""
 
 from __future__ import annotations
@@ -85,7 +85,9 @@ def secret_owned(owned):
 
 @pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
 def test_anonymous_is_refused(route: Route, secret_owned):
-    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    url = reverse(
+        route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs}
+    )
     for method in route.methods:
         response = _call(_client(), method, url)
         assert response.status_code in (401, 403), (method, url, response.status_code)
@@ -93,7 +95,9 @@ def test_anonymous_is_refused(route: Route, secret_owned):
 
 @pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
 def test_another_user_sees_nothing_of_the_owners(route: Route, secret_owned, other_user):
-    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    url = reverse(
+        route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs}
+    )
     for method in route.methods:
         response = _call(_client(other_user), method, url)
         body = b"" if response.streaming else response.content
@@ -106,7 +110,9 @@ def test_another_user_sees_nothing_of_the_owners(route: Route, secret_owned, oth
 
 @pytest.mark.parametrize("route", [r for r in ROUTES if r.name not in PUBLIC], ids=lambda r: r.name)
 def test_the_owner_gets_through(route: Route, secret_owned, user):
-    url = reverse(route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs})
+    url = reverse(
+        route.name, kwargs={k: v for k, v in secret_owned.kwargs_for(route.name).items() if k in route.kwargs}
+    )
     # DELETE last: it removes the object the other methods point at.
     for method in sorted(route.methods, key=lambda m: m == "delete"):
         response = _call(_client(user), method, url)

@@ -166,12 +166,15 @@ def test_path_prefix_is_literal_not_a_pattern(corpus):
 
 
 @pytest.mark.parametrize("mode", [SearchMode.KEYWORD, SearchMode.HYBRID])
-def test_keyword_scan_and_gin_paths_agree(corpus, other_corpus, monkeypatch, mode):
+def test_keyword_access_paths_agree(corpus, other_corpus, monkeypatch, mode):
     queries = [CODE_QUESTION, QUESTION, "harbour lantern meadow", "W-2 wage statement employee"]
     scanned = [chunk_search(folder_id=corpus.folder.pk, query=q, k=20, mode=mode) for q in queries]
     monkeypatch.setattr(planning, "KEYWORD_SCAN_MAX_ROWS", 0)
+    monkeypatch.setattr(planning, "KEYWORD_FILTER_MIN_SHARE", 1.1)
     indexed = [chunk_search(folder_id=corpus.folder.pk, query=q, k=20, mode=mode) for q in queries]
-    assert scanned == indexed
+    monkeypatch.setattr(planning, "KEYWORD_FILTER_MIN_SHARE", 0.0)
+    filtered = [chunk_search(folder_id=corpus.folder.pk, query=q, k=20, mode=mode) for q in queries]
+    assert scanned == indexed == filtered
 
 
 @pytest.fixture

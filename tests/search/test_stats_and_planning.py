@@ -74,7 +74,8 @@ def test_vector_plan(folder_rows, table_rows, k, iterative, expected):
         (100, 1_000_000, (KeywordMethod.SCAN, 0.0)),
         (planning.KEYWORD_SCAN_MAX_ROWS, 1_000_000, (KeywordMethod.SCAN, 0.0)),
         (50_000, 1_000_000, (KeywordMethod.INDEX, 20.0)),
-        (50_000, -1, (KeywordMethod.INDEX, 1.0)),
+        (200_000, 1_000_000, (KeywordMethod.INDEX_FILTER, 5.0)),
+        (50_000, -1, (KeywordMethod.INDEX_FILTER, 1.0)),
     ],
 )
 def test_keyword_plan(folder_rows, table_rows, expected):
