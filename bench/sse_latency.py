@@ -13,8 +13,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -26,41 +24,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from bench.chat_overhead import bench_user, seeded_folder, use_scratch_services  # noqa: E402
-
-
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = (BASE_DIR / "var" / "bench-sse-server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=BASE_DIR,
-        env={**os.environ, "SSE_HEARTBEAT_SECONDS": "15"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    process.terminate()
-    raise RuntimeError("uvicorn did not start; see var/bench-sse-server.log")
+from tests.support.servers import start_uvicorn  # noqa: E402
 
 
 async def follow(client: httpx.AsyncClient, url: str, connected: asyncio.Event, latencies: list[float]) -> int:
@@ -137,12 +101,10 @@ def main() -> None:
     user = bench_user("bench-chat")
     token, _ = Token.objects.get_or_create(user=user)
     run_ids = [str(chat_start(user=user, folder=folder, text=f"stream {i}").pk) for i in range(args.streams)]
-    server, url = start_server()
-    try:
-        asyncio.run(measure(url, token.key, run_ids, rounds=args.rounds, interval=args.interval))
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
+    env = {**os.environ, "SSE_HEARTBEAT_SECONDS": "15"}
+    log_path = BASE_DIR / "var" / "bench-sse-server.log"
+    with start_uvicorn(env=env, log_path=log_path, log_level="warning") as server:
+        asyncio.run(measure(server.url, token.key, run_ids, rounds=args.rounds, interval=args.interval))
 
 
 if __name__ == "__main__":

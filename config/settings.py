@@ -192,7 +192,7 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 BACKFILL_BATCH_SIZE = env_int("BACKFILL_BATCH_SIZE", 2000)
 # The backfill shrinks its batches to stay near this duration (short locks, short transactions).
-BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.3)
+BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.25)
 # Leave chunk search vectors NULL at write time and let the backfill fill them (see bench/README.md).
 INDEX_DEFER_SEARCH_VECTOR = env_bool("INDEX_DEFER_SEARCH_VECTOR", False)
 FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)

@@ -26,7 +26,7 @@ SET search_vector = to_tsvector('english', chunk.text)
 FROM batch WHERE chunk.id = batch.id
 RETURNING chunk.id, chunk.folder_id
 """
-_MIN_BATCH = 50
+_MIN_BATCH = 10
 # Set while a backfill is queued and not yet started: one queued task serves every writer.
 _QUEUED_KEY = "library:backfill:queued"
 _QUEUED_TTL_SECONDS = 600

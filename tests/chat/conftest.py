@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx
 import pytest
 from django.utils import timezone
 
@@ -18,8 +13,8 @@ from apps.library.models import Chunk, File, Folder
 from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import ScriptedProvider
 from apps.search.embeddings import get_embedder
-from tests.conftest import BASE_DIR, _database_url_of_current_connection
 from tests.support.llm_wire_stub import LLMWireStub
+from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 # Three files whose chunks answer distinct questions, so each citation can point at only one of them.
 LIBRARY = {
@@ -106,72 +101,18 @@ def _fresh_throttle_counts():
     cache.clear()
 
 
-@dataclass(frozen=True)
-class Server:
-    url: str
-    log_path: str
-
-
 HEARTBEAT_SECONDS = 0.3
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def asgi_server(django_db_setup, django_db_blocker) -> Iterator[Server]:
+def asgi_server(django_db_setup, django_db_blocker) -> Iterator[RunningServer]:
     """uvicorn serving config.asgi on the test database (tests using it must be transactional)."""
-    port = _free_port()
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash",
+        LLM_PROVIDER="extractive",
+        SSE_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
+        THROTTLE_CHAT="1000/min",
+    )
     log_path = BASE_DIR / "var" / f"test-asgi-{os.getpid()}.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_of_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.test_settings",
-        "EMBEDDING_PROVIDER": "hash",
-        "LLM_PROVIDER": "extractive",
-        "SSE_HEARTBEAT_SECONDS": str(HEARTBEAT_SECONDS),
-        "THROTTLE_CHAT": "1000/min",
-    }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "config.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-            ],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited early:\n{log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn not ready:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield Server(url=url, log_path=str(log_path))
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    with start_uvicorn(env=env, log_path=log_path, log_level="warning") as server:
+        yield server

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,8 +20,8 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Chunk, File, Folder, SyncLog
-from tests.conftest import BASE_DIR, _database_url_of_current_connection
 from tests.drive.conftest import Tree, chunk_ids, long_text, paths
+from tests.support.servers import BASE_DIR, spawn, stop, test_database_env
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
@@ -47,41 +46,27 @@ def beat(worker: subprocess.Popen[bytes], tmp_path: Path) -> Iterator[subprocess
     every_two_seconds, _ = IntervalSchedule.objects.get_or_create(every=2, period=IntervalSchedule.SECONDS)
     PeriodicTask.objects.filter(task=SYNC_DUE).update(interval=every_two_seconds)
     PeriodicTask.objects.exclude(task=SYNC_DUE).update(enabled=False)
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_of_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.test_settings",
-    }
     log_path = BASE_DIR / "var" / f"test-beat-{os.getpid()}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "beat",
-                "--scheduler",
-                "django_celery_beat.schedulers:DatabaseScheduler",
-                "--max-interval=1",
-                "--loglevel=INFO",
-                f"--schedule={tmp_path / 'beat-schedule'}",
-            ],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    process = spawn(
+        [
+            "celery",
+            "-A",
+            "config",
+            "beat",
+            "--scheduler",
+            "django_celery_beat.schedulers:DatabaseScheduler",
+            "--max-interval=1",
+            "--loglevel=INFO",
+            f"--schedule={tmp_path / 'beat-schedule'}",
+        ],
+        env=test_database_env(),
+        log_path=log_path,
+    )
     try:
         wait_for(lambda: "beat: Starting" in log_path.read_text(), what="beat to start", process=process)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 def wait_for(condition: Callable[[], object], *, what: str, timeout: float = 90, process=None) -> None:

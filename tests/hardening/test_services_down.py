@@ -5,9 +5,6 @@ port, so the shared embedded services are never stopped."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,59 +12,23 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from tests.conftest import BASE_DIR, _database_url_of_current_connection
+from tests.support.servers import BASE_DIR, free_port, start_uvicorn, test_database_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextmanager
 def _server(**env_overrides: str) -> Iterator[str]:
-    port = _free_port()
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash", LLM_PROVIDER="extractive", SSE_HEARTBEAT_SECONDS="0.3", **env_overrides
+    )
+    port = free_port()
     log_path = BASE_DIR / "var" / f"test-hard-asgi-{os.getpid()}-{port}.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_of_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.test_settings",
-        "EMBEDDING_PROVIDER": "hash",
-        "LLM_PROVIDER": "extractive",
-        "SSE_HEARTBEAT_SECONDS": "0.3",
-        **env_overrides,
-    }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"uvicorn exited early:\n{log_path.read_text()[-3000:]}")
-            try:
-                httpx.get(f"{url}/healthz", timeout=5)
-                break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"uvicorn not ready:\n{log_path.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield url
+        # healthy=False: with a service down /healthz is a 503, and that answer is the point.
+        with start_uvicorn(env=env, log_path=log_path, port=port, healthy=False) as server:
+            yield server.url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
         log_path.unlink(missing_ok=True)
 
 
@@ -75,7 +36,7 @@ def test_database_down_is_a_503_with_a_json_message(user):
     from rest_framework.authtoken.models import Token
 
     token = Token.objects.create(user=user)
-    closed = _free_port()
+    closed = free_port()
     with _server(DATABASE_URL=f"postgresql://nobody:x@127.0.0.1:{closed}/nothing") as url:
         health = httpx.get(f"{url}/healthz", timeout=10)
         assert health.status_code == 503 and health.json()["database"].startswith("error")
@@ -93,7 +54,7 @@ def test_redis_down_is_a_503_health_and_an_sse_error_event_not_a_hang(owned, use
     from rest_framework.authtoken.models import Token
 
     token = Token.objects.create(user=user)
-    closed = _free_port()
+    closed = free_port()
     with _server(REDIS_URL=f"redis://127.0.0.1:{closed}/0") as url:
         health = httpx.get(f"{url}/healthz", timeout=10)
         assert health.status_code == 503 and health.json()["redis"].startswith("error")

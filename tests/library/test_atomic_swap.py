@@ -9,8 +9,8 @@ from django.db import connection
 
 from apps.library.indexing import file_index, folder_index
 from apps.library.models import File
-from tests.conftest import _database_url_of_current_connection
 from tests.library.conftest import write
+from tests.support.servers import database_url_of_current_connection
 
 
 def _version_text(version: int) -> str:
@@ -27,7 +27,7 @@ def test_concurrent_reader_never_sees_a_gap_or_duplicates(root, folder):
     stop = threading.Event()
 
     def reader():
-        with psycopg.connect(_database_url_of_current_connection(), autocommit=True) as db:
+        with psycopg.connect(database_url_of_current_connection(), autocommit=True) as db:
             while not stop.is_set():
                 seen.append(
                     db.execute(
@@ -66,7 +66,7 @@ def test_uncommitted_swap_is_invisible_to_other_connections(root, folder, monkey
     def replace_then_look(**kwargs):
         real(**kwargs)
         assert connection.in_atomic_block
-        with psycopg.connect(_database_url_of_current_connection(), autocommit=True) as db:
+        with psycopg.connect(database_url_of_current_connection(), autocommit=True) as db:
             during.append(db.execute("SELECT count(*) FROM library_chunk WHERE file_id = %s", [file.pk]).fetchone()[0])
 
     monkeypatch.setattr(indexing, "chunks_replace", replace_then_look)

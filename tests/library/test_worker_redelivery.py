@@ -5,53 +5,31 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
+from contextlib import AbstractContextManager, ExitStack
 
 import pytest
 
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, IndexingJob
-from tests.conftest import BASE_DIR, _database_url_of_current_connection, _wait_for_worker
 from tests.library.conftest import write
+from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
 
 VISIBILITY_TIMEOUT = 3
 
 
-def _start_worker(name: str) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_of_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.test_settings",
-        "EMBEDDING_PROVIDER": "hash",
+def _worker(name: str) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash",
         # Unacked messages of a dead worker become visible again after this many seconds.
-        "CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_TIMEOUT),
-    }
-    log_path = BASE_DIR / "var" / f"test-worker-{os.getpid()}-{name}.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "--loglevel=INFO",
-                "-Q",
-                "indexing,backfill,organize",
-                "--without-gossip",
-                "--without-mingle",
-                f"--hostname={name}-{os.getpid()}-{time.monotonic_ns()}@localhost",
-            ],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    _wait_for_worker(log_path, process)
-    return process
+        CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT),
+    )
+    return start_celery_worker(
+        env=env,
+        queues=["indexing", "backfill", "organize"],
+        log_path=BASE_DIR / "var" / f"test-worker-{os.getpid()}-{name}.log",
+        name=name,
+    )
 
 
 def _wait_until(predicate, timeout: float, what: str) -> None:
@@ -69,9 +47,8 @@ def _wait_until(predicate, timeout: float, what: str) -> None:
 def test_file_is_indexed_exactly_once_after_its_worker_is_killed_mid_file(root, folder):
     # Big enough that parsing, chunking and embedding take seconds: the kill lands mid-file.
     write(root, "big.txt", " ".join(f"token{n % 5000} alpha beta gamma." for n in range(60000)))
-    first = _start_worker("doomed")
-    second = None
-    try:
+    with ExitStack() as workers:
+        first = workers.enter_context(_worker("doomed"))
         folder_index(folder_id=folder.pk)
         file = File.objects.get(folder=folder)
         _wait_until(lambda: File.objects.get(pk=file.pk).status == "indexing", 30, "the worker to claim the file")
@@ -81,7 +58,7 @@ def test_file_is_indexed_exactly_once_after_its_worker_is_killed_mid_file(root, 
         assert File.objects.get(pk=file.pk).status == "indexing"
         assert not Chunk.objects.filter(file=file).exists()  # the dead worker's transaction never committed
         time.sleep(VISIBILITY_TIMEOUT + 0.5)
-        second = _start_worker("survivor")
+        workers.enter_context(_worker("survivor"))
         _wait_until(lambda: File.objects.get(pk=file.pk).status == "indexed", 90, "the redelivered task")
         file.refresh_from_db()
         chunks = Chunk.objects.filter(file=file)
@@ -92,11 +69,3 @@ def test_file_is_indexed_exactly_once_after_its_worker_is_killed_mid_file(root, 
         assert (job.status, job.attempts) == ("succeeded", 2)  # the same message, delivered twice
         folder.refresh_from_db()
         assert (folder.files_total, folder.files_indexed, folder.status) == (1, 1, "ready")
-    finally:
-        for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()

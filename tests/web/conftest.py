@@ -6,22 +6,16 @@ Tests using these fixtures must be transactional: the server and the worker see 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from apps.library.models import Chunk, File, Folder
 from apps.search.embeddings import get_embedder
-from tests.conftest import BASE_DIR, _database_url_of_current_connection
+from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags chromium keeps calling Google services, which on a
@@ -64,64 +58,17 @@ LIBRARY = {
 }
 
 
-@dataclass(frozen=True)
-class Server:
-    url: str
-    log_path: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def web_server(django_db_setup, django_db_blocker) -> Iterator[Server]:
+def web_server(django_db_setup, django_db_blocker) -> Iterator[RunningServer]:
     """The app as `make run` serves it (uvicorn, ASGI), on the test database and Redis."""
-    port = _free_port()
-    log_path = BASE_DIR / "var" / f"test-web-{os.getpid()}.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url_of_current_connection(),
-        "DJANGO_SETTINGS_MODULE": "config.test_settings",
-        "EMBEDDING_PROVIDER": "hash",
-        "LLM_PROVIDER": "extractive",
-        "THROTTLE_CHAT": "1000/min",
-        "SSE_HEARTBEAT_SECONDS": "1",
-    }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_healthy(url, process, log_path)
-        yield Server(url=url, log_path=log_path)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-def _wait_until_healthy(url: str, process: subprocess.Popen[bytes], log_path: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited early:\n{log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"uvicorn not ready after {timeout}s:\n{log_path.read_text()[-3000:]}")
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash",
+        LLM_PROVIDER="extractive",
+        THROTTLE_CHAT="1000/min",
+        SSE_HEARTBEAT_SECONDS="1",
+    )
+    with start_uvicorn(env=env, log_path=BASE_DIR / "var" / f"test-web-{os.getpid()}.log") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +90,7 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser, web_server: Server) -> Iterator[Page]:
+def page(browser: Browser, web_server: RunningServer) -> Iterator[Page]:
     context = browser.new_context(base_url=web_server.url, viewport={"width": 1280, "height": 860})
     context.set_default_timeout(15_000)
     expect.set_options(timeout=15_000)

@@ -1,0 +1,146 @@
+"""Real server processes for tests and benches: uvicorn serving config.asgi, and Celery workers.
+
+Each runs as `python -m ...` from the project root with its output in a log file, whose tail goes
+into the error when the process dies or never becomes ready: that is the only place its traceback is.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+READY_TIMEOUT = 60
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    url: str
+    port: int
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def database_url_of_current_connection() -> str:
+    from django.db import connection
+
+    params = connection.settings_dict
+    host = params["HOST"] or "127.0.0.1"
+    if host.startswith("/"):
+        return f"postgresql://{quote(params['USER'])}:@/{params['NAME']}?host={host}"
+    credentials = f"{quote(params['USER'])}:{quote(params['PASSWORD'])}"
+    return f"postgresql://{credentials}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
+
+
+def test_database_env(**overrides: str) -> dict[str, str]:
+    """This process's environment, pointed at the test database (overrides win, DATABASE_URL included)."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url_of_current_connection(),
+        "DJANGO_SETTINGS_MODULE": "config.test_settings",
+        **overrides,
+    }
+
+
+# Without this pytest would collect it as a test in every test module that imports it.
+test_database_env.__test__ = False  # type: ignore[attr-defined]
+
+
+def spawn(args: Sequence[str], *, env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """`python -m <args>` from the project root, stdout and stderr into `log_path`."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", *args], cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_until_ready(ready: Callable[[], bool], *, process: subprocess.Popen[bytes], log_path: Path, what: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited early:\n{log_path.read_text()[-3000:]}")
+        if ready():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what} not ready after {READY_TIMEOUT}s:\n{log_path.read_text()[-3000:]}")
+
+
+@contextmanager
+def start_uvicorn(
+    *, env: dict[str, str], log_path: Path, port: int | None = None, log_level: str = "info", healthy: bool = True
+) -> Iterator[RunningServer]:
+    """uvicorn serving config.asgi on loopback, ready once /healthz answers.
+
+    `healthy=False` accepts any answer from /healthz, for servers started with a service unreachable.
+    """
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    args = ["uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level]
+    process = spawn(args, env=env, log_path=log_path)
+
+    def answers() -> bool:
+        try:
+            status = httpx.get(f"{url}/healthz", timeout=5).status_code
+        except httpx.TransportError:
+            return False
+        return status == 200 or not healthy
+
+    try:
+        wait_until_ready(answers, process=process, log_path=log_path, what="uvicorn")
+        yield RunningServer(url=url, port=port, log_path=log_path, process=process)
+    finally:
+        stop(process)
+
+
+@contextmanager
+def start_celery_worker(
+    *, env: dict[str, str], queues: Sequence[str], log_path: Path, name: str = "test", extra_args: Sequence[str] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A solo-pool `celery worker` on `queues`, ready once it logs so; stopped on exit even if killed meanwhile."""
+    args = [
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "--pool=solo",
+        "--loglevel=INFO",
+        "-Q",
+        ",".join(queues),
+        "--without-gossip",
+        "--without-mingle",
+        # Unique per start, so concurrent test runs on one broker never share a node name.
+        f"--hostname={name}-{os.getpid()}-{time.monotonic_ns()}@localhost",
+        *extra_args,
+    ]
+    process = spawn(args, env=env, log_path=log_path)
+    try:
+        wait_until_ready(
+            lambda: "ready." in log_path.read_text(), process=process, log_path=log_path, what="celery worker"
+        )
+        yield process
+    finally:
+        stop(process)
