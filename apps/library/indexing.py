@@ -133,7 +133,9 @@ def folder_reconcile(
         _record_problems(folder, existing, troubled)
         # Listing columns only: status belongs to indexing, which may be writing it right now.
         File.objects.bulk_update(
-            updates, ["external_id", "path", "name", "mime_type", "size", "checksum", "modified_time"], batch_size=500
+            updates,
+            ["external_id", "path", "name", "mime_type", "size", "checksum", "modified_time", "source_extra"],
+            batch_size=500,
         )
         # New content: an indexing run still on the old one loses its claim; old chunks stay
         # searchable until new ones replace them.
@@ -170,16 +172,18 @@ def _file_from(folder: Folder, entry: SourceEntry) -> File:
         size=entry.size,
         checksum=entry.checksum,
         modified_time=entry.modified_time,
+        source_extra=dict(entry.extra),
         status=FileStatus.PENDING,
     )
 
 
 def _metadata_changed(file: File, entry: SourceEntry) -> bool:
-    return (file.size, file.modified_time, file.mime_type, file.name) != (
+    return (file.size, file.modified_time, file.mime_type, file.name, file.source_extra) != (
         entry.size,
         entry.modified_time,
         entry.mime_type[:255],
         entry.name[:255],
+        dict(entry.extra),
     )
 
 
@@ -191,6 +195,7 @@ def _apply_entry(file: File, entry: SourceEntry) -> None:
     file.size = entry.size
     file.checksum = entry.checksum
     file.modified_time = entry.modified_time
+    file.source_extra = dict(entry.extra)
 
 
 def _record_problems(folder: Folder, existing: dict[str, File], troubled: dict[str, SourceProblem]) -> None:
@@ -500,8 +505,15 @@ def _settle(claimed: _Claimed, status: str, error: str) -> FileOutcome:
 
 
 def _file_failed(*, claimed: _Claimed, exc: Exception) -> FileOutcome:
-    # Transient or unforeseen: recorded where operators look before Celery retries or reports it.
-    return _settle(claimed, FileStatus.FAILED, f"{type(exc).__name__}: {exc}")
+    # Transient or unforeseen (a download or the embedder failed): recorded where operators look
+    # before Celery retries or reports it. The last good chunks stay searchable until a retry
+    # replaces them; only content that is known bad (a corrupt pdf) drops them.
+    file = claimed.file
+    error = f"{type(exc).__name__}: {exc}"[:4000]
+    rows = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token)
+    if not rows.update(status=FileStatus.FAILED, error=error, index_claim=""):
+        return _lost(claimed)
+    return FileOutcome(file.pk, file.path, FileStatus.FAILED, error)
 
 
 def _file_done(*, claimed: _Claimed, outcome: FileOutcome) -> None:
@@ -579,6 +591,7 @@ def _entry_of(file: File) -> SourceEntry:
         size=file.size,
         checksum=file.checksum,
         modified_time=file.modified_time or timezone.now(),
+        extra=dict(file.source_extra),
     )
 
 

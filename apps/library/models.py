@@ -76,6 +76,8 @@ class File(TimestampedModel):
     indexed_checksum = models.CharField(max_length=128, blank=True, help_text="Checksum of the indexed content.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
+    # What the source needs to read the file again, e.g. the target of a Drive shortcut.
+    source_extra = models.JSONField(default=dict, blank=True)
     # Who is indexing the file and since when: a conditional UPDATE claims it (a redelivered task
     # has the same id and takes it back at once; other claims wait until the lease is stale).
     index_claim = models.CharField(max_length=64, blank=True, default="", db_default="")

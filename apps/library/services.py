@@ -30,9 +30,7 @@ def local_path_resolve(*, path: str) -> Path:
     return resolved
 
 
-def folder_create(
-    *, owner: User, source: str, external_id: str, name: str = "", start_indexing: bool = True
-) -> Folder:
+def folder_create(*, owner: User, source: str, external_id: str, name: str = "", start_indexing: bool = True) -> Folder:
     if source == SourceKind.LOCAL:
         external_id = str(local_path_resolve(path=external_id))
         name = name or Path(external_id).name

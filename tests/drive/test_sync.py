@@ -51,6 +51,17 @@ def test_sync_without_changes_reads_only_the_changes_log(synced: Folder, state: 
     assert chunk_ids(synced) == before
 
 
+def test_a_shortcut_is_indexed_with_its_targets_content(synced: Folder, tree: Tree, state: DriveState, capture):
+    outside = state.add_folder("Elsewhere")
+    target = state.add_file("policy.txt", long_text("Shortcut target policy"), parent_id=outside)
+    link = state.add_shortcut("policy link", parent_id=tree.root, target_id=target)
+    run_sync(synced, capture)
+    file = File.objects.get(folder=synced, external_id=link)
+    assert file.status == "indexed", file.error
+    assert file.source_extra == {"shortcut_target_id": target}
+    assert Chunk.objects.filter(file=file, text__contains="Shortcut target policy").exists()
+
+
 def test_changes_are_applied_with_their_chunks(synced: Folder, tree: Tree, state: DriveState, capture) -> None:
     before = chunk_ids(synced)
     state.edit(tree.lease, long_text("Lease, second edition"))

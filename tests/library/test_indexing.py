@@ -141,6 +141,22 @@ def test_unexpected_errors_mark_the_file_failed_and_propagate(root, folder, monk
     assert IndexingJob.objects.get(celery_task_id="t1").status == "failed"
 
 
+def test_a_transient_failure_keeps_the_last_good_chunks_searchable(root, folder, monkeypatch):
+    write(root, "a.txt", "alpha beta gamma")
+    folder_index(folder_id=folder.pk, inline=True)
+    file = File.objects.get(folder=folder)
+    before = list(Chunk.objects.filter(file=file).values_list("id", "text"))
+    assert before
+    write(root, "a.txt", "alpha beta gamma delta")
+    folder_index(folder_id=folder.pk)  # notices the new checksum and queues a re-index
+    monkeypatch.setattr("apps.library.indexing.parse_document", _boom)
+    with pytest.raises(RuntimeError):
+        file_index(file_id=file.pk, task_id="t2")
+    file.refresh_from_db()
+    assert file.status == "failed" and "parser exploded" in file.error
+    assert list(Chunk.objects.filter(file=file).values_list("id", "text")) == before
+
+
 def test_inbox_files_queue_an_organize_suggestion_on_commit(
     root, folder, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -28,7 +28,7 @@ from apps.library.sync import SyncOutcome
 logger = logging.getLogger(__name__)
 
 FOLDER_NOT_FOUND = "folder not found"
-_ENTRY_FIELDS = ["path", "name", "mime_type", "size", "checksum", "modified_time"]
+_ENTRY_FIELDS = ["path", "name", "mime_type", "size", "checksum", "modified_time", "source_extra"]
 
 
 def drive_folder_sync(folder: Folder) -> SyncOutcome:
@@ -132,4 +132,5 @@ def _fields(entry: SourceEntry) -> dict[str, object]:
         "size": entry.size,
         "checksum": entry.checksum,
         "modified_time": entry.modified_time,
+        "source_extra": dict(entry.extra),
     }
