@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.models import Value
 from pgvector.django import VectorField
 
 from apps.core.models import TimestampedModel
@@ -77,7 +78,7 @@ class File(TimestampedModel):
     indexed_at = models.DateTimeField(null=True, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
     # What the source needs to read the file again, e.g. the target of a Drive shortcut.
-    source_extra = models.JSONField(default=dict, blank=True)
+    source_extra = models.JSONField(default=dict, blank=True, db_default=Value({}, output_field=models.JSONField()))
     # Who is indexing the file and since when: a conditional UPDATE claims it (a redelivered task
     # has the same id and takes it back at once; other claims wait until the lease is stale).
     index_claim = models.CharField(max_length=64, blank=True, default="", db_default="")

@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.search import planning
 from apps.search.models import FolderTermStats
 
+_FOLDER_KEEP = "SELECT id FROM library_folder WHERE id = %(folder_id)s FOR KEY SHARE"
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('search_folderlexeme'), mod(%(folder_id)s, 2147483647)::int)"
 _DELETE_LEXEMES = "DELETE FROM search_folderlexeme WHERE folder_id = %(folder_id)s"
 _INSERT_LEXEMES = """
@@ -30,17 +31,21 @@ SET chunk_count = EXCLUDED.chunk_count, total_length = EXCLUDED.total_length, re
 """
 
 
-def folder_lexeme_stats_refresh(*, folder_id: int) -> FolderTermStats:
+def folder_lexeme_stats_refresh(*, folder_id: int) -> FolderTermStats | None:
     """Recount the folder's lexeme document frequencies, chunk count and total length.
 
-    Call it when a folder's indexing, sync or search-vector backfill has finished (not per
-    file: it reads every chunk of the folder, about 1 s per 20k chunks). Searches in between
-    stay correct: lexemes it has not seen yet count as rare and the counts drift slowly.
-    Readers see the old statistics until the new ones commit.
+    Call it when a folder's indexing, sync or search-vector backfill has finished, not per file:
+    it reads every chunk of the folder (bench/search_speed.py: 0.6 s for 10k chunks, 11 s for
+    200k). Searches in between stay correct: lexemes it has not counted yet rank as rare, and
+    the rest drift slowly. Readers see the old statistics until the new ones commit. None when
+    the folder is gone.
     """
     params: dict[str, Any] = {"folder_id": folder_id, "now": timezone.now()}
     with transaction.atomic(), connection.cursor() as cursor:
-        # One refresh per folder at a time; a second waits and then recounts the newer rows.
+        # The folder cannot be deleted under us; one refresh per folder runs at a time.
+        cursor.execute(_FOLDER_KEEP, params)
+        if cursor.fetchone() is None:
+            return None
         cursor.execute(_LOCK, params)
         cursor.execute(_DELETE_LEXEMES, params)
         cursor.execute(_INSERT_LEXEMES, params)

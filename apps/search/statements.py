@@ -77,9 +77,10 @@ def _chunk_file_filter(filters: SearchFilters) -> str:
 # do not know (stale or never refreshed) counts as rare (df 1): it still matches and ranks.
 _TERMS = r"""
 query_terms AS MATERIALIZED (
-    SELECT t.lexeme, coalesce(l.document_count, 1) AS df
+    SELECT t.lexeme,
+           coalesce((SELECT l.document_count FROM search_folderlexeme l  -- one index probe per lexeme
+                     WHERE l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme), 1) AS df
     FROM unnest(to_tsvector('english', %(query)s)) AS t
-    LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme
 ),
 corpus AS MATERIALIZED (
     SELECT coalesce(s.chunk_count,

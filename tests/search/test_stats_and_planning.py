@@ -41,6 +41,11 @@ def test_refresh_of_an_empty_folder(user):
 
 
 @pytest.mark.django_db
+def test_refresh_of_a_deleted_folder_is_a_no_op():
+    assert folder_lexeme_stats_refresh(folder_id=987654321) is None
+
+
+@pytest.mark.django_db
 def test_statistics_go_with_their_folder(corpus):
     corpus.folder.delete()
     assert not FolderLexeme.objects.exists() and not FolderTermStats.objects.exists()
@@ -49,15 +54,15 @@ def test_statistics_go_with_their_folder(corpus):
 @pytest.mark.parametrize(
     ("folder_rows", "table_rows", "k", "iterative", "expected"),
     [
-        (500, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),
-        (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),
-        (200_000, 1_000_000, 10, False, (VectorMethod.HNSW, 100)),  # 2 x 10 / 20%
-        (25_000, 1_000_000, 10, False, (VectorMethod.HNSW, 800)),  # 2 x 10 / 2.5%
-        (200_000, 200_000, 10, False, (VectorMethod.HNSW, 50)),  # the whole table: ef_search >= depth
-        (200_000, 200_000, 100, False, (VectorMethod.HNSW, 200)),
-        (15_000, 1_000_000, 10, False, (VectorMethod.EXACT, 40)),  # HNSW would need ef_search > 1000
-        (200_000, -1, 10, False, (VectorMethod.HNSW, 50)),  # table never analysed
-        (15_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, 50)),
+        (500, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
+        (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
+        (200_000, 1_000_000, 10, False, (VectorMethod.HNSW, 300)),  # floor: HNSW's own recall
+        (50_000, 1_000_000, 10, False, (VectorMethod.HNSW, 500)),  # 2.5 x 10 / 5%
+        (200_000, 200_000, 100, False, (VectorMethod.HNSW, 300)),
+        (20_000, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),  # HNSW would need ef_search > 1000
+        (30_000, 1_000_000, 100, False, (VectorMethod.EXACT, 300)),
+        (200_000, -1, 10, False, (VectorMethod.HNSW, 300)),  # table never analysed
+        (20_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, 300)),
     ],
 )
 def test_vector_plan(folder_rows, table_rows, k, iterative, expected):
