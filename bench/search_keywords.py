@@ -1,11 +1,13 @@
 """Keyword-heavy questions over the sample folder: codes, identifiers, names, amounts.
 
-Each labelled question names the files that answer it. ``sample_folder/`` is indexed through the
-real pipeline (``folder_index``, local MiniLM embeddings) into the scratch database
-``bench_search_keywords`` (re-runs only re-index changed files), then every question goes
-through ``chunk_search`` in each mode. Reported: the rank of the first chunk from an answering
-file per mode, and hit@3 (target: every question in hybrid top-3, including those the vector
-side misses).
+Each labelled question names the files that answer it. Two folders are indexed through the real
+pipeline (``folder_index``, local MiniLM embeddings) into the scratch database
+``bench_search_keywords`` (re-runs only re-index changed files): ``sample_folder/`` as it is
+(19 chunks: every chunk makes the vector side's top 50), and a copy of it with the 1,400
+Cranfield abstracts added under ``distractors/``, where the vector side's top 50 is a real cut.
+Every question goes through ``chunk_search`` in each mode. Reported: the rank of the first chunk
+from an answering file per mode, and hit@3 (target: every question in hybrid top-3, including
+those the vector side misses).
 
     .venv/bin/python bench/search_keywords.py
 """
@@ -13,6 +15,7 @@ side misses).
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from search_scratch import BASE_DIR, percentile, use_scratch_services
 
@@ -49,7 +52,22 @@ LABELLED: list[tuple[str, set[str]]] = [
 ]
 
 
-def indexed_sample_folder() -> int:
+def with_distractors() -> Path:
+    """sample_folder plus the Cranfield abstracts, as files on disk (rewritten only when changed)."""
+    from search_quality import read_documents
+
+    root = BASE_DIR / "var" / "bench" / "keywords-with-distractors"
+    files = {path.relative_to(SAMPLE): path.read_bytes() for path in SAMPLE.rglob("*") if path.is_file()}
+    files |= {Path("distractors") / f"cran-{n:04d}.txt": (text + "\n").encode() for n, text in read_documents().items()}
+    for relative, data in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+    return root
+
+
+def indexed_folder(root: Path, name: str) -> int:
     from django.contrib.auth import get_user_model
 
     from apps.library.indexing import folder_index
@@ -58,16 +76,13 @@ def indexed_sample_folder() -> int:
 
     owner, _ = get_user_model().objects.get_or_create(username="bench-search")
     folder, _ = Folder.objects.get_or_create(
-        owner=owner, source="local", external_id=str(SAMPLE.resolve()), defaults={"name": "sample_folder"}
+        owner=owner, source="local", external_id=str(root.resolve()), defaults={"name": name}
     )
     started = time.perf_counter()
     folder_index(folder_id=folder.pk, inline=True)
     folder_lexeme_stats_refresh(folder_id=folder.pk)
     chunks = Chunk.objects.filter(folder=folder).count()
-    print(
-        f"sample_folder: {folder.files.count()} files, {chunks} chunks, "
-        f"indexed in {time.perf_counter() - started:.0f} s"
-    )
+    print(f"\n{name}: {folder.files.count()} files, {chunks} chunks, indexed in {time.perf_counter() - started:.0f} s")
     return folder.pk
 
 
@@ -83,8 +98,12 @@ def first_rank(folder_id: int, query: str, mode: str, relevant: set[str], vector
 
 def main() -> None:
     use_scratch_services(SCRATCH_DB)
-    folder_id = indexed_sample_folder()
-    print(f"\n{'question':<42} " + " ".join(f"{mode:>8}" for mode in MODES))
+    report(indexed_folder(SAMPLE, "sample_folder"))
+    report(indexed_folder(with_distractors(), "sample_folder + 1,400 Cranfield abstracts"))
+
+
+def report(folder_id: int) -> None:
+    print(f"{'question':<42} " + " ".join(f"{mode:>8}" for mode in MODES))
     from apps.search.embeddings import get_embedder
 
     hits_at_3 = dict.fromkeys(MODES, 0)
@@ -104,9 +123,11 @@ def main() -> None:
     total = len(LABELLED)
     print("\nhit@3: " + ", ".join(f"{mode} {hits_at_3[mode]}/{total}" for mode in MODES))
     print(f"questions the vector side misses (rank > 3) that hybrid still has in its top 3: {rescued}")
-    print(f"search latency (statement, question already embedded): p50 {percentile(timings, 50):.1f} ms, "
-          f"p95 {percentile(timings, 95):.1f} ms; embedding the question: p50 "
-          f"{percentile(embedding_timings, 50):.1f} ms")
+    print(
+        f"search latency (statement, question already embedded): p50 {percentile(timings, 50):.1f} ms, "
+        f"p95 {percentile(timings, 95):.1f} ms; embedding the question: p50 "
+        f"{percentile(embedding_timings, 50):.1f} ms"
+    )
 
 
 if __name__ == "__main__":

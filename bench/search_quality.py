@@ -143,7 +143,10 @@ def evaluate(folder_id: int, queries: list[str], judged: dict[int, dict[int, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "--chunk-tokens", type=int, nargs="+", default=[512, 256, 128],
+        "--chunk-tokens",
+        type=int,
+        nargs="+",
+        default=[512, 256, 128],
         help="512 keeps nearly every abstract whole (the model reads its first 256 tokens), as the reference did",
     )
     parser.add_argument("--reindex", action="store_true", help="drop and re-index the folders")

@@ -100,7 +100,7 @@ weighted_terms AS MATERIALIZED (
 -- stay within two budgets: rows matched in the folder, and postings the GIN index reads table-wide
 -- (estimated from the folder's share of the table). Cost stays bounded however common the other
 -- words are, and a chunk holding only common words could not outrank one holding a rare word.
-keyword_query AS (
+keyword_query AS MATERIALIZED (
     SELECT string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''' {prefix}, ' | ')::tsquery
            AS tsq
     FROM weighted_terms
