@@ -160,9 +160,12 @@ keyword_scored AS (
     ORDER BY score DESC, kc.id
     LIMIT %(keyword_depth)s
 ),
+-- In fusion, a match far below the best one (a common word only, next to an exact code) would
+-- vote as much as any rank does; below this share of the top score it does not vote at all.
 keyword_ranked AS (
     SELECT id, file_id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM keyword_scored
+    WHERE score >= %(keyword_min_share)s::float8 * (SELECT max(score) FROM keyword_scored)
 )"""
 
 _NO_KEYWORD = """

@@ -37,6 +37,16 @@ def test_vector_only_hit_surfaces_in_hybrid_next_to_keyword_hits(corpus):
     assert _ids(hits)[0] == corpus.chunks["finance"].pk  # found by both sides: first
 
 
+def test_common_word_matches_do_not_vote_next_to_an_exact_code(corpus):
+    question = f"{CODE_QUESTION} meadow"  # meadow: in nearly every filler chunk
+    keyword = chunk_search(folder_id=corpus.folder.pk, query=question, k=50, mode=SearchMode.KEYWORD)
+    assert keyword[0].chunk_id == corpus.chunks["code"].pk and len(keyword) > 10
+    hybrid = chunk_search(folder_id=corpus.folder.pk, query=question, k=50)
+    voted = [hit.chunk_id for hit in hybrid if hit.keyword_rank is not None]
+    assert voted == [corpus.chunks["code"].pk]
+    assert corpus.chunks["code"].pk in [hit.chunk_id for hit in hybrid[:3]]
+
+
 def test_modes_use_one_side_each(corpus):
     vector = chunk_search(folder_id=corpus.folder.pk, query=CODE_QUESTION, k=10, mode=SearchMode.VECTOR)
     assert corpus.chunks["code"].pk not in _ids(vector)
