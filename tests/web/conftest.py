@@ -13,8 +13,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from apps.library.models import Chunk, File, Folder
-from apps.search.embeddings import get_embedder
+from apps.library.models import File, Folder
+from tests.chat.conftest import add_file as add_chat_file
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -108,29 +108,9 @@ def log_in(page: Page, username: str = "alice", password: str = PASSWORD) -> Non
 
 
 def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:
-    file = File.objects.create(
-        folder=folder,
-        external_id=path,
-        path=path,
-        name=path.rsplit("/", 1)[-1],
-        status="indexed",
-        chunk_count=len(chunks),
-        modified_time=timezone.now(),
-        indexed_at=timezone.now(),
-    )
-    vectors = get_embedder("hash").embed_documents([text for text, _ in chunks])
-    Chunk.objects.bulk_create(
-        Chunk(
-            file=file,
-            folder=folder,
-            chunk_index=index,
-            text=text,
-            location=location,
-            embedding=vector.tolist(),
-            token_count=len(text.split()),
-        )
-        for index, ((text, location), vector) in enumerate(zip(chunks, vectors, strict=True))
-    )
+    """The chat suite's fixture file, dated: the folder page shows when files changed."""
+    file = add_chat_file(folder=folder, path=path, chunks=chunks)
+    File.objects.filter(pk=file.pk).update(modified_time=timezone.now(), indexed_at=timezone.now())
     return file
 
 
