@@ -22,7 +22,10 @@ BENCHMARKS = [
     "sse_latency",
     "drive_sync",
     "router_latency",
+    "load",
 ]
+# Shorter settings than a script's defaults, so that `make bench` stays reasonable.
+ARGUMENTS = {"load": ["--seconds", "30"]}
 
 
 def main(selected: list[str]) -> int:
@@ -34,7 +37,7 @@ def main(selected: list[str]) -> int:
     for name in selected or BENCHMARKS:
         print(f"\n=== {name} ===", flush=True)
         started = time.monotonic()
-        result = subprocess.run([sys.executable, str(BENCH_DIR / f"{name}.py")], check=False)
+        result = subprocess.run([sys.executable, str(BENCH_DIR / f"{name}.py"), *ARGUMENTS.get(name, [])], check=False)
         print(f"=== {name}: exit {result.returncode} in {time.monotonic() - started:.0f} s ===", flush=True)
         if result.returncode:
             failures.append(name)
