@@ -29,7 +29,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = BASE_DIR / "docs" / "screenshots"
+# The README's pictures are refreshed on purpose (SCREENSHOT_DIR=docs/screenshots make test), never
+# as a side effect of a test run.
+SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", BASE_DIR / "var" / "screenshots"))
 PASSWORD = "alice-password"  # the `user` fixture's (tests/conftest.py)
 
 # What the test folder holds: each question below is answered by exactly one file.
