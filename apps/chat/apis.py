@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 from django.http import Http404, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,6 +26,8 @@ from apps.chat.serializers import (
     events_url,
 )
 from apps.chat.sse import event_stream_response
+from apps.core.api import Pagination
+from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.selectors import folder_get
 
 MAX_MESSAGE_CHARS = 8000
@@ -69,8 +71,11 @@ class FolderChatApi(APIView):
     @extend_schema(
         request=ChatInputSerializer,
         responses={
-            202: ChatAcceptedOutputSerializer,
-            (200, "text/event-stream"): OpenApiResponse(description="status, text_delta, message, done | error"),
+            (202, "application/json"): ChatAcceptedOutputSerializer,
+            (200, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR, description="status, text_delta, message, done | error"
+            ),
+            409: error_response("The conversation is archived."),
         },
     )
     def post(self, request: Request, folder_id: int) -> HttpResponseBase:
@@ -108,12 +113,15 @@ class ConversationListApi(APIView):
         folder_id = serializers.IntegerField(required=False, min_value=1)
         status = serializers.ChoiceField(choices=ConversationStatus.choices, required=False)
 
-    @extend_schema(parameters=[ConversationFilterSerializer], responses={200: ConversationOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[ConversationFilterSerializer, *PAGINATION_PARAMETERS],
+        responses={200: paginated(ConversationOutputSerializer)},
+    )
     def get(self, request: Request) -> Response:
         filters = self.ConversationFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         conversations = selectors.conversation_list(user=request.user, **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(conversations, request, view=self)
         return paginator.get_paginated_response(ConversationOutputSerializer(page, many=True).data)
 

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from apps.connectors.drive.oauth import drive_connect_finish, drive_connect_start
 from apps.connectors.models import DriveCredential
 from apps.connectors.services import drive_disconnect
+from apps.core.openapi import error_response
 
 
 # Named after their view: the schema names components by class name, and "Output" is taken.
@@ -18,7 +19,9 @@ class DriveConnectApi(APIView):
     class DriveConnectOutputSerializer(serializers.Serializer):
         auth_url = serializers.URLField(help_text="Send the user's browser here to grant Drive access.")
 
-    @extend_schema(responses={200: DriveConnectOutputSerializer})
+    @extend_schema(
+        responses={200: DriveConnectOutputSerializer, 400: error_response("Google OAuth is not configured.")}
+    )
     def get(self, request: Request) -> Response:
         auth_url = drive_connect_start(user=request.user)  # type: ignore[arg-type]
         return Response(self.DriveConnectOutputSerializer({"auth_url": auth_url}).data)

@@ -1,4 +1,4 @@
-"""API plumbing shared by every app: the error shape."""
+"""API plumbing shared by every app: the error shape, pagination."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class Pagination(LimitOffsetPagination):
+    """Every list endpoint's paging. Capped: an unbounded `limit` went to PostgreSQL as a LIMIT
+    beyond bigint (a 500), and no request should fetch a whole table at once."""
+
+    max_limit = 500
 
 
 class ApplicationError(Exception):

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.api import ApplicationError
+from apps.core.openapi import error_response
 
 
 class TokenObtainApi(APIView):
@@ -25,7 +26,10 @@ class TokenObtainApi(APIView):
     class TokenOutputSerializer(serializers.Serializer):
         token = serializers.CharField()
 
-    @extend_schema(request=TokenObtainInputSerializer, responses={200: TokenOutputSerializer})
+    @extend_schema(
+        request=TokenObtainInputSerializer,
+        responses={200: TokenOutputSerializer, 401: error_response("Invalid username or password.")},
+    )
     def post(self, request: Request) -> Response:
         data = self.TokenObtainInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -3,7 +3,8 @@ from __future__ import annotations
 import redis
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -22,3 +23,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
         checks["redis"] = f"error: {type(exc).__name__}"
     healthy = all(value == "ok" for value in checks.values())
     return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A URL no route matches (`/api/folders/abc`, an id that is not a number): JSON under /api/,
+    in the shape of every other API error, so clients need not parse Django's HTML page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

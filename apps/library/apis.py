@@ -7,12 +7,12 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api import ApplicationError
+from apps.core.api import ApplicationError, Pagination
+from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library import selectors, services
 from apps.library.models import File, FileStatus, Folder, SourceKind
 
@@ -76,13 +76,16 @@ class FolderCollectionApi(APIView):
                 raise serializers.ValidationError({"drive_folder_id": "Required for a Drive folder."})
             return attrs
 
-    @extend_schema(responses={200: FolderOutputSerializer(many=True)})
+    @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(FolderOutputSerializer)})
     def get(self, request: Request) -> Response:
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(selectors.folder_list(user=request.user), request, view=self)
         return paginator.get_paginated_response(FolderOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=FolderCreateInputSerializer, responses={201: FolderOutputSerializer})
+    @extend_schema(
+        request=FolderCreateInputSerializer,
+        responses={201: FolderOutputSerializer, 409: error_response("This folder is already connected.")},
+    )
     def post(self, request: Request) -> Response:
         data = self.FolderCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -113,13 +116,15 @@ class FolderFilesApi(APIView):
         status = serializers.ChoiceField(choices=FileStatus.choices, required=False)
         path_prefix = serializers.CharField(required=False, max_length=1024)
 
-    @extend_schema(parameters=[FilterSerializer], responses={200: FileOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(FileOutputSerializer)}
+    )
     def get(self, request: Request, folder_id: int) -> Response:
         folder = _folder_or_404(request, folder_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         files = selectors.file_list(folder=folder, **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(files, request, view=self)
         return paginator.get_paginated_response(FileOutputSerializer(page, many=True).data)
 

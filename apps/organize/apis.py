@@ -8,12 +8,12 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api import ApplicationError
+from apps.core.api import ApplicationError, Pagination
+from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.selectors import folder_get
 from apps.organize import selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
@@ -49,12 +49,14 @@ class SuggestionListApi(APIView):
         status = serializers.ChoiceField(choices=SuggestionStatus.choices, required=False)
         folder_id = serializers.IntegerField(required=False, min_value=1)
 
-    @extend_schema(parameters=[FilterSerializer], responses={200: SuggestionOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(SuggestionOutputSerializer)}
+    )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         suggestions = selectors.suggestion_list(user=request.user, **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(suggestions, request, view=self)
         return paginator.get_paginated_response(SuggestionOutputSerializer(page, many=True).data)
 
@@ -81,7 +83,13 @@ class SuggestionRespondApi(APIView):
                 raise serializers.ValidationError({"target_folder": "Only used when the action is choose."})
             return attrs
 
-    @extend_schema(request=RespondInputSerializer, responses={200: RespondOutputSerializer})
+    @extend_schema(
+        request=RespondInputSerializer,
+        responses={
+            200: RespondOutputSerializer,
+            409: error_response("The file changed, moved or vanished since, or the destination is taken."),
+        },
+    )
     def post(self, request: Request, suggestion_id: int) -> Response:
         if selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id) is None:
             raise Http404("Suggestion not found.")
@@ -114,7 +122,10 @@ class OrganizeApi(APIView):
         def validate_paths(self, value: list[str]) -> list[str]:
             return [_checked(file_path_clean, path, "paths") for path in value]
 
-    @extend_schema(request=OrganizeInputSerializer, responses={200: OrganizeOutputSerializer})
+    @extend_schema(
+        request=OrganizeInputSerializer,
+        responses={200: OrganizeOutputSerializer, 404: error_response("No such folder of the caller's.")},
+    )
     def post(self, request: Request) -> Response:
         data = self.OrganizeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -135,12 +146,14 @@ class MoveListApi(APIView):
     class FilterSerializer(serializers.Serializer):
         folder_id = serializers.IntegerField(required=False, min_value=1)
 
-    @extend_schema(parameters=[FilterSerializer], responses={200: MoveOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(MoveOutputSerializer)}
+    )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         moves = selectors.move_list(user=request.user, **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(moves, request, view=self)
         return paginator.get_paginated_response(MoveOutputSerializer(page, many=True).data)
 
@@ -148,7 +161,13 @@ class MoveListApi(APIView):
 class MoveUndoApi(APIView):
     """Put the file back. 409 if it moved again since or its old place is taken."""
 
-    @extend_schema(request=None, responses={200: MoveOutputSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            200: MoveOutputSerializer,
+            409: error_response("The file moved again since, or its old place is taken."),
+        },
+    )
     def post(self, request: Request, move_id: int) -> Response:
         if selectors.move_get(user=request.user, move_id=move_id) is None:
             raise Http404("Move not found.")

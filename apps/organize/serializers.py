@@ -59,6 +59,9 @@ class OrganizeOutputSerializer(serializers.Serializer):
 
 
 class SettingsOutputSerializer(serializers.ModelSerializer[OrganizationSettings]):
+    # null until the user first saves settings: the defaults are an unsaved row.
+    updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
     class Meta:
         model = OrganizationSettings
         fields = [

@@ -10,6 +10,7 @@ from django.utils import timezone
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
 from apps.library.models import File, Folder
 from apps.organize.models import FileMove, OrganizationSuggestion
+from tests.agent.conftest import hook_server, scripted  # noqa: F401 - the agent suite's fixtures, shared
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +32,13 @@ class Owned:
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
-        inbox = route_name.startswith("inbox-")
+        return self._ids(inbox=route_name.startswith("inbox-"))
+
+    def ids_for_path(self, path: str) -> dict[str, str]:
+        """The same by OpenAPI path template (`/api/inbox/...`), as the strings a URL carries."""
+        return {name: str(value) for name, value in self._ids(inbox=path.startswith("/api/inbox/")).items()}
+
+    def _ids(self, *, inbox: bool) -> dict[str, object]:
         return {
             "folder_id": self.folder.pk,
             "file_id": self.file.pk,

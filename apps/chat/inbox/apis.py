@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -22,6 +22,8 @@ from apps.chat.models import AgentRun, Conversation, ConversationStatus
 from apps.chat.serializers import events_url
 from apps.chat.services import conversation_archive, run_enqueue, run_start_thread
 from apps.chat.sse import event_stream_response
+from apps.core.api import Pagination
+from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.selectors import folder_get
 
 DETAIL_MESSAGES = 200
@@ -73,18 +75,25 @@ class InboxConversationCollectionApi(APIView):
     def get_throttles(self) -> list[Any]:
         return [ScopedRateThrottle()] if self.request.method == "POST" else []
 
-    @extend_schema(parameters=[FilterSerializer], responses={200: InboxConversationOutputSerializer(many=True)})
+    @extend_schema(
+        parameters=[FilterSerializer, *PAGINATION_PARAMETERS],
+        responses={200: paginated(InboxConversationOutputSerializer)},
+    )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         conversations = selectors.inbox_conversation_list(user=request.user, **filters.validated_data)
-        paginator = LimitOffsetPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(conversations, request, view=self)
         return paginator.get_paginated_response(InboxConversationOutputSerializer(page, many=True).data)
 
     @extend_schema(
         request=StartInputSerializer,
-        responses={200: InboxConversationOutputSerializer, 202: InboxRunAcceptedOutputSerializer},
+        responses={
+            200: InboxConversationOutputSerializer,
+            202: InboxRunAcceptedOutputSerializer,
+            404: error_response("No such folder of the caller's."),
+        },
     )
     def post(self, request: Request) -> HttpResponseBase:
         data = self.StartInputSerializer(data=request.data)
@@ -137,10 +146,11 @@ class InboxMessageCreateApi(APIView):
     @extend_schema(
         request=MessageInputSerializer,
         responses={
-            202: InboxRunAcceptedOutputSerializer,
+            (202, "application/json"): InboxRunAcceptedOutputSerializer,
             (200, "text/event-stream"): OpenApiResponse(
-                description="tool_call, tool_result, text_delta, message, done"
+                OpenApiTypes.STR, description="tool_call, tool_result, text_delta, message, done"
             ),
+            409: error_response("The conversation is archived."),
         },
     )
     def post(self, request: Request, conversation_id: int) -> HttpResponseBase:

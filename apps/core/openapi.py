@@ -1,0 +1,106 @@
+"""The OpenAPI schema's shared parts: the error responses every view can give, and list envelopes.
+
+Views declare their successful responses with `extend_schema`; the errors come from the exception
+handler, throttles, authentication and URL routing, which no view spells out, so `AutoSchema`
+adds them from what the view is: clients (and schema-driven tests) then know every status code a
+response can carry and the one error shape behind all of them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from drf_spectacular import openapi
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+
+from apps.core.api import Pagination
+
+EVENT_STREAM = "text/event-stream"
+
+
+class ErrorOutputSerializer(serializers.Serializer):
+    """What `apps.core.api.exception_handler` answers every error with."""
+
+    detail = serializers.CharField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # Declared as a class attribute, `errors` would hide the serializer's own `errors`.
+        errors = serializers.JSONField(required=False, help_text="Per-field problems, when the input was invalid.")
+        return {**super().get_fields(), "errors": errors}
+
+
+PAGINATION_PARAMETERS = [
+    OpenApiParameter("limit", OpenApiTypes.INT, description=f"Page size, at most {Pagination.max_limit}."),
+    OpenApiParameter("offset", OpenApiTypes.INT, description="How many items to skip."),
+]
+
+
+class _Page(serializers.Serializer):
+    """Base of the `paginated` envelopes, which make their GET a list operation."""
+
+
+@cache  # one class per item serializer: the schema names its component after the class
+def paginated(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The `Pagination` envelope (count, next, previous, results) around a list of `item`."""
+    name = item.__name__.removesuffix("Serializer")
+    return type(
+        f"Paginated{name}ListSerializer",
+        (_Page,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True),
+        },
+    )
+
+
+def error_response(description: str) -> OpenApiResponse:
+    """An error a view answers with besides the ones `AutoSchema` adds (e.g. 409)."""
+    return OpenApiResponse(ErrorOutputSerializer, description=description)
+
+
+class AutoSchema(openapi.AutoSchema):
+    def get_operation_id(self) -> str:
+        operation_id = str(super().get_operation_id())
+        responses = self.get_response_serializers()
+        page = responses.get(200) if isinstance(responses, dict) else None
+        if self.method == "GET" and isinstance(page, type) and issubclass(page, _Page):
+            # Spectacular calls a GET a list only when it answers a bare array; keep `folders_list`.
+            return operation_id.removesuffix("_retrieve") + "_list"
+        return operation_id
+
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
+        error = self.resolve_serializer(ErrorOutputSerializer, "response").ref
+        for code, description in self._error_codes():
+            responses.setdefault(code, {"content": {"application/json": {"schema": error}}, "description": description})
+        if any(renderer.media_type == EVENT_STREAM for renderer in self.view.get_renderers()):
+            for code, response in responses.items():
+                if code >= "400":
+                    # Asked for a stream, an error comes as one SSE `error` event: text, not the JSON object.
+                    response["content"][EVENT_STREAM] = {"schema": {"type": "string"}}
+        return responses
+
+    def _error_codes(self) -> list[tuple[str, str]]:
+        has_body = self._get_request_body() is not None
+        has_query = any(parameter["in"] == "query" for parameter in self._get_parameters())
+        codes = []
+        if has_body or has_query or self.method not in ("GET", "HEAD", "OPTIONS"):
+            codes.append(("400", "Invalid input (`errors` says which fields), or a request the service refused."))
+        if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
+            codes.append(("401", "No valid credentials: a token (`Authorization: Token ...`) or a session."))
+            codes.append(("403", "Refused: a session-authenticated request without its CSRF token."))
+        if "{" in self.path:
+            codes.append(("404", "No such object of the caller's: another user's is indistinguishable."))
+        if has_body:
+            codes.append(("415", "A request body in a media type the endpoint does not read."))
+        if self.view.get_throttles():
+            codes.append(("429", "Too many requests; `Retry-After` says when to try again."))
+        # apps.core.middleware answers any route so when the database is down.
+        codes.append(("503", "A backing service is unavailable; `Retry-After` says when to try again."))
+        return codes
