@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 from django.db import OperationalError
 
@@ -10,15 +12,17 @@ from workers.options import RELIABLE, retrying
 
 
 @shared_task(
+    bind=True,
     name="workers.sync.sync_folder",
     **retrying(SourceTransientError, OperationalError),
     time_limit=1800,
     soft_time_limit=1750,
 )
-def sync_folder(folder_id: int) -> None:
+def sync_folder(self: Any, folder_id: int) -> None:
     from apps.library.sync import folder_sync
 
-    folder_sync(folder_id=folder_id)
+    # The task id is the folder's claim token: a redelivery of this message takes the folder back.
+    folder_sync(folder_id=folder_id, task_id=self.request.id or "")
 
 
 @shared_task(name="workers.sync.sync_due_folders", **RELIABLE, time_limit=60, soft_time_limit=50)

