@@ -13,11 +13,11 @@ from workers.options import retrying
 _RETRIED = retrying(SourceTransientError, OperationalError)
 
 
-@shared_task(name="workers.indexing.index_folder", **_RETRIED, time_limit=1800, soft_time_limit=1750)
-def index_folder(folder_id: int) -> None:
+@shared_task(bind=True, name="workers.indexing.index_folder", **_RETRIED, time_limit=1800, soft_time_limit=1750)
+def index_folder(self: Any, folder_id: int) -> None:
     from apps.library.indexing import folder_index
 
-    folder_index(folder_id=folder_id)
+    folder_index(folder_id=folder_id, task_id=self.request.id or "")
 
 
 @shared_task(bind=True, name="workers.indexing.index_file", **_RETRIED, time_limit=900, soft_time_limit=870)

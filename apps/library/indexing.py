@@ -233,7 +233,12 @@ ProgressCallback = Callable[[FileOutcome], None]
 
 
 def folder_index(
-    *, folder_id: int, inline: bool = False, force: bool = False, on_progress: ProgressCallback | None = None
+    *,
+    folder_id: int,
+    inline: bool = False,
+    force: bool = False,
+    on_progress: ProgressCallback | None = None,
+    task_id: str = "",
 ) -> ReconcileResult | None:
     """List the folder, reconcile its files and index what changed.
 
@@ -241,26 +246,25 @@ def folder_index(
     with files grouped so the model gets full embedding batches, then the search-vector
     backfill, so the folder is fully searchable on return.
     ``force`` re-indexes unchanged files too (after changing the embedding model, say).
+    ``task_id`` names the job: a redelivery after a worker died finishes the same job row.
     """
     folder = Folder.objects.filter(pk=folder_id).first()
     if folder is None:
         return None
     if force:
         File.objects.filter(folder=folder).update(indexed_checksum="")
-    job = IndexingJob.objects.create(
-        folder=folder, kind=JobKind.INDEX_FOLDER, status=JobStatus.RUNNING, attempts=1, started_at=timezone.now()
-    )
+    job_id = _job_start(folder_id=folder_id, kind=JobKind.INDEX_FOLDER, token=task_id or uuid.uuid4().hex)
     Folder.objects.filter(pk=folder_id).update(status=FolderStatus.INDEXING)
     try:
         source = source_for(folder=folder)
         entries = list(source.list_entries())
         result = folder_reconcile(folder=folder, entries=entries, problems=source.problems())
     except SourceTransientError:
-        _job_finish(job_id=job.pk, status=JobStatus.FAILED, error="source unavailable; retrying")
+        _job_finish(job_id=job_id, status=JobStatus.FAILED, error="source unavailable; retrying")
         raise
     except SourceError as exc:
         folder_source_failed(folder_id=folder_id, error=exc)
-        _job_finish(job_id=job.pk, status=JobStatus.FAILED, error=str(exc))
+        _job_finish(job_id=job_id, status=JobStatus.FAILED, error=str(exc))
         return None
     now = timezone.now()
     Folder.objects.filter(pk=folder_id).update(last_synced_at=now, last_full_listing_at=now, last_error="")
@@ -277,7 +281,7 @@ def folder_index(
         files_enqueue(folder_id=folder_id, file_ids=result.to_index)
     counts = folder_counters_refresh(folder_id=folder_id)
     FolderProgress(folder_id).folder_scanned(result=result, counts=counts)
-    _job_finish(job_id=job.pk, status=JobStatus.SUCCEEDED)
+    _job_finish(job_id=job_id, status=JobStatus.SUCCEEDED)
     return result
 
 
@@ -618,12 +622,13 @@ def reconcile_settle(*, folder_id: int, result: ReconcileResult) -> None:
         folder_lexeme_stats_refresh(folder_id=folder_id)
 
 
-def _job_start(*, file_id: int, folder_id: int, token: str) -> int:
+def _job_start(*, folder_id: int, token: str, kind: str = JobKind.INDEX_FILE, file_id: int | None = None) -> int:
+    """The job of this task (``token``), reused when the task is delivered again after a crash."""
     job = (
-        IndexingJob.objects.filter(file_id=file_id, celery_task_id=token).values_list("pk", flat=True).first()
-        or IndexingJob.objects.create(
-            folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=token
-        ).pk
+        IndexingJob.objects.filter(folder_id=folder_id, file_id=file_id, kind=kind, celery_task_id=token)
+        .values_list("pk", flat=True)
+        .first()
+        or IndexingJob.objects.create(folder_id=folder_id, file_id=file_id, kind=kind, celery_task_id=token).pk
     )
     IndexingJob.objects.filter(pk=job).update(
         status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error=""

@@ -118,6 +118,17 @@ def test_claims_let_one_task_work_and_take_back_redeliveries_and_stale_leases(ro
     assert (job.status, job.attempts) == ("succeeded", 1)
 
 
+def test_a_redelivered_folder_run_finishes_its_own_job_instead_of_leaving_it_running(root, folder):
+    write(root, "a.txt", "alpha")
+    folder_index(folder_id=folder.pk, task_id="listing")
+    # As if its worker died mid-listing: the job is still running when the message comes back.
+    IndexingJob.objects.filter(celery_task_id="listing").update(status="running", finished_at=None)
+    folder_index(folder_id=folder.pk, task_id="listing")
+    (job,) = IndexingJob.objects.filter(folder=folder, kind="index_folder")
+    assert (job.celery_task_id, job.status, job.attempts) == ("listing", "succeeded", 2)
+    assert job.finished_at is not None
+
+
 def test_oversized_file_is_skipped_and_loses_stale_chunks(root, folder, settings):
     path = write(root, "grow.txt", "small enough")
     folder_index(folder_id=folder.pk, inline=True)
