@@ -13,7 +13,7 @@ import argparse
 import random
 import time
 
-from scratch import CREATE_HNSW, scratch_services, timed
+from scratch import CREATE_HNSW, DROP_HNSW, scratch_services, timed
 
 _WORD_TEXT = (
     "invoice payment tax return budget report meeting project client deadline contract lease rent salary "
@@ -61,7 +61,8 @@ def run(rows: int, *, keep_hnsw: bool) -> None:
     def load() -> None:
         with connection.cursor() as cursor:
             cursor.execute("TRUNCATE library_chunk")
-            cursor.execute("DROP INDEX IF EXISTS library_chunk_embedding_hnsw")
+            for statement in DROP_HNSW:
+                cursor.execute(statement)
             started = time.monotonic()
             with transaction.atomic():
                 cursor.execute("SET LOCAL folderchat.defer_search_vector = 'on'")
@@ -70,7 +71,8 @@ def run(rows: int, *, keep_hnsw: bool) -> None:
                     pieces = [ChunkPiece(n, text, 200, {}) for n, text in enumerate(texts[span])]
                     chunks_replace(file_id=file.pk, folder_id=folder.pk, pieces=pieces, vectors=vectors[span])
             if keep_hnsw:
-                cursor.execute(CREATE_HNSW)
+                for statement in CREATE_HNSW:
+                    cursor.execute(statement)
             cursor.execute("VACUUM ANALYZE library_chunk")
         print(
             f"  loaded {rows} rows with NULL search vectors{' + HNSW' if keep_hnsw else ''} "

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scratch import CREATE_HNSW, ROOT, scratch_services, timed
+from scratch import CREATE_HNSW, DROP_HNSW, ROOT, scratch_services, timed
 
 os.environ["EMBEDDING_PROVIDER"] = "hash"
 
@@ -150,7 +150,8 @@ def run(corpus: Path) -> None:
         ids = dict(File.objects.filter(folder=folder).values_list("path", "pk"))
         with connection.cursor() as cursor:
             if drop_hnsw:
-                cursor.execute("DROP INDEX library_chunk_embedding_hnsw")
+                for statement in DROP_HNSW:
+                    cursor.execute(statement)
             started = time.monotonic()
             with transaction.atomic():
                 if defer:
@@ -168,7 +169,8 @@ def run(corpus: Path) -> None:
             elapsed = time.monotonic() - started
             if drop_hnsw:
                 cursor.execute("TRUNCATE library_chunk")
-                cursor.execute(CREATE_HNSW)
+                for statement in CREATE_HNSW:
+                    cursor.execute(statement)
         timed(label, elapsed, rows)
         return elapsed
 

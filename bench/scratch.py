@@ -19,9 +19,12 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from apps.library import vector_index  # noqa: E402
 from config.env import env_str  # noqa: E402
 
-CREATE_HNSW = "CREATE INDEX library_chunk_embedding_hnsw ON library_chunk USING hnsw (embedding vector_cosine_ops)"
+# The chunk embeddings' HNSW indexes (one per folder bucket), as migration library/0006 builds them.
+CREATE_HNSW = [vector_index.create_index_sql(b, concurrently=False) for b in range(vector_index.BUCKETS)]
+DROP_HNSW = [vector_index.drop_index_sql(b, concurrently=False) for b in range(vector_index.BUCKETS)]
 # Benchmarks publish progress events and may queue tasks: keep them away from a running stack.
 BENCH_REDIS_DB = 15
 

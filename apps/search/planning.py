@@ -1,17 +1,19 @@
 """How each side of a search reads a folder, decided from statistics that are cheap to read.
 
-Vector: pgvector 0.6 filters HNSW results after the scan, so a folder holding 1% of the table
-receives about 1% of the ``ef_search`` candidates and a plain filtered query returns too few rows
-(DESIGN §6). Small folders use an exact scan through the folder btree; larger ones use HNSW with
-``ef_search`` raised until the folder's expected share of the candidates covers k, and fall back
-to the exact scan in the same statement when HNSW still finds fewer than k rows. pgvector >= 0.8
-has iterative index scans, which solve the problem inside the index.
+Vector: pgvector 0.6 filters HNSW results after the scan, so a folder holding 1% of the rows in
+its graph receives about 1% of the ``ef_search`` candidates and a plain filtered query returns too
+few rows (DESIGN §6). Each folder searches the partial HNSW index of its bucket
+(apps/library/vector_index.py), where its share is about ``BUCKETS`` times its share of the table.
+Small folders use an exact scan through the folder btree; larger ones use HNSW with ``ef_search``
+raised until the folder's expected share of the candidates covers k, and fall back to the exact
+scan in the same statement when HNSW still finds fewer than k rows. pgvector >= 0.8 has iterative
+index scans, which solve the problem inside the index.
 
 Keyword: the GIN index's posting lists hold every folder's rows, so its cost follows the whole
 table. Small folders are matched row by row instead; larger ones use GIN, intersected with the
 folder btree unless the folder is so large that checking each match is cheaper.
 
-Folder and table row counts, and the pgvector version, are cached for a few minutes.
+Folder, bucket and table row counts, and the pgvector version, are cached for a few minutes.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from typing import TypeVar
 from django.core.cache import cache
 from django.db import connection
 
+from apps.library import vector_index
 from apps.search.statements import KeywordMethod, VectorMethod
 
 # Up to this many rows an exact scan of the folder is fast enough and always complete
 # (bench/search_speed.py, 1M chunks: hybrid p95 34 ms for a folder of 10k chunks).
 EXACT_MAX_ROWS = 10_000
-# HNSW's own recall@10 (m 16, ef_construction 64, 1M rows) levels off at about 0.95 from here.
+# HNSW's own recall@10 (m 16, ef_construction 64) levels off at about 0.95 from here.
 EF_SEARCH_MIN = 300
 EF_SEARCH_MAX = 1000  # pgvector's ceiling
 # Candidates the folder should receive per wanted row: the folder's top k sit around rank
@@ -54,13 +57,16 @@ class VectorPlan:
     ef_search: int = EF_SEARCH_MIN
 
 
-def vector_plan(*, folder_rows: int, table_rows: int, k: int, depth: int, iterative_scans: bool) -> VectorPlan:
-    """``k`` rows the folder must get (else the exact fallback runs); up to ``depth`` are welcome."""
+def vector_plan(*, folder_rows: int, graph_rows: int, k: int, depth: int, iterative_scans: bool) -> VectorPlan:
+    """``k`` rows the folder must get (else the exact fallback runs); up to ``depth`` are welcome.
+
+    ``graph_rows``: rows in the HNSW index the folder's search reads (its bucket's).
+    """
     if folder_rows <= EXACT_MAX_ROWS:
         return VectorPlan(VectorMethod.EXACT)
     if iterative_scans:
         return VectorPlan(VectorMethod.ITERATIVE, ef_search=max(EF_SEARCH_MIN, depth))
-    share = folder_rows / max(table_rows, folder_rows)
+    share = folder_rows / max(graph_rows, folder_rows)
     ef_search = max(EF_SEARCH_MIN, depth, math.ceil(OVERFETCH * k / share))
     if ef_search > EF_SEARCH_MAX:
         return VectorPlan(VectorMethod.EXACT)
@@ -106,6 +112,23 @@ def folder_chunk_count(*, folder_id: int) -> int:
 
 def folder_chunk_count_forget(*, folder_id: int) -> None:
     cache.delete(_cache_key("folder-chunks", folder_id))
+
+
+def bucket_chunk_count(*, folder_id: int) -> int:
+    """Rows in the folder's partial HNSW index, counted through the folder btree."""
+    bucket = vector_index.bucket_of(folder_id)
+
+    def count() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM library_chunk WHERE folder_id = ANY(ARRAY("
+                "SELECT id FROM library_folder WHERE id %% %s = %s)) AND embedding IS NOT NULL",
+                [vector_index.BUCKETS, bucket],
+            )
+            (rows,) = cursor.fetchone() or (0,)
+            return int(rows)
+
+    return _cached(_cache_key("bucket-chunks", bucket), count)
 
 
 def table_chunk_count() -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,17 @@ from django.db import connection, transaction
 from pgvector import Vector
 
 from apps.core.api import ApplicationError
+from apps.library import vector_index
 from apps.search import planning
 from apps.search.embeddings import get_embedder
-from apps.search.statements import StatementShape, VectorMethod, chunk_statement, file_statement, filter_params
+from apps.search.statements import (
+    KeywordMethod,
+    StatementShape,
+    VectorMethod,
+    chunk_statement,
+    file_statement,
+    filter_params,
+)
 from apps.search.types import FileHit, SearchFilters, SearchHit, SearchMode
 
 K_MAX = 100
@@ -37,6 +46,15 @@ BM25_B = 0.75
 # ("5,155.13": the statement holding it, not abstracts holding "5"). Cranfield nDCG@10: 0.402
 # either way; bench/search_keywords.py with distractors: hit@3 25/26 -> 26/26.
 KEYWORD_FUSION_MIN_SHARE = 0.4
+# Hybrid pseudo-relevance feedback (statements._FEEDBACK): how many of the best fused rows are
+# taken as relevant; the weight of distance to their centroid next to distance to the question;
+# how many of their lexemes join the question's, and the weight of those lexemes together relative
+# to the question's. Cranfield nDCG@10 0.401 -> 0.425 at 512 and at 256 tokens a chunk
+# (bench/search_quality.py); 0.417-0.426 for 20-60 lexemes at weights 1-3.
+FEEDBACK_ROWS = 3
+FEEDBACK_VECTOR_WEIGHT = 2.0
+FEEDBACK_TERMS = 30
+FEEDBACK_TERMS_WEIGHT = 2.0
 
 
 def chunk_search(
@@ -52,41 +70,28 @@ def chunk_search(
 ) -> list[SearchHit]:
     """The folder's best chunks for ``query``.
 
-    ``weights`` scale the (vector, keyword) RRF terms; ``query_vector`` is the question's
-    embedding when the caller already has it.
+    ``weights`` scale the (vector, keyword) RRF terms, in hybrid mode those of the feedback round
+    too; ``query_vector`` is the question's embedding when the caller already has it.
     """
-    prepared = _prepare(query=query, k=k, mode=mode, filters=filters)
-    if prepared is None:
+    question = _question(query=query, k=k, mode=mode, filters=filters, query_vector=query_vector)
+    if question is None:
         return []
-    text, mode, filters = prepared
-    depth = k if mode is not SearchMode.HYBRID else max(k, FUSION_DEPTH)
-    embedding = _embedding(text, query_vector) if mode is not SearchMode.KEYWORD else None
     folder_rows = planning.folder_chunk_count(folder_id=folder_id)
     table_rows = planning.table_chunk_count()
     plan = planning.vector_plan(
         folder_rows=folder_rows,
-        table_rows=table_rows,
+        graph_rows=planning.bucket_chunk_count(folder_id=folder_id),
         k=k,
-        depth=depth,
+        depth=question.depth,
         iterative_scans=planning.pgvector_has_iterative_scans(),
     )
     keyword_plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
-    shape = StatementShape(
-        vector=embedding is not None,
-        keyword=mode is not SearchMode.VECTOR,
-        filters=filters,
-        vector_method=plan.method,
-        keyword_method=keyword_plan.method,
-    )
+    shape = question.shape(vector_method=plan.method, keyword_method=keyword_plan.method)
     params = _params(
         folder_id=folder_id,
-        text=text,
-        embedding=embedding,
+        question=question,
         k=k,
-        depth=depth,
-        filters=filters,
         posting_scale=keyword_plan.posting_scale,
-        fusion=shape.vector and shape.keyword,
         rrf_k=rrf_k,
         weights=weights,
     )
@@ -121,27 +126,12 @@ def file_search(
     query_vector: np.ndarray | None = None,
 ) -> list[FileHit]:
     """The folder's files best matching ``query`` by name and preview, and by file embedding."""
-    prepared = _prepare(query=query, k=k, mode=mode, filters=filters)
-    if prepared is None:
+    question = _question(query=query, k=k, mode=mode, filters=filters, query_vector=query_vector)
+    if question is None:
         return []
-    text, mode, filters = prepared
-    depth = k if mode is not SearchMode.HYBRID else max(k, FUSION_DEPTH)
-    embedding = _embedding(text, query_vector) if mode is not SearchMode.KEYWORD else None
     # Files are few per folder: exact distances, and the file GIN index's short posting lists.
-    shape = StatementShape(vector=embedding is not None, keyword=mode is not SearchMode.VECTOR, filters=filters)
-    params = _params(
-        folder_id=folder_id,
-        text=text,
-        embedding=embedding,
-        k=k,
-        depth=depth,
-        filters=filters,
-        posting_scale=0.0,
-        fusion=shape.vector and shape.keyword,
-        rrf_k=rrf_k,
-        weights=weights,
-    )
-    rows = _run(file_statement(shape), params, plan=planning.VectorPlan(VectorMethod.EXACT))
+    params = _params(folder_id=folder_id, question=question, k=k, posting_scale=0.0, rrf_k=rrf_k, weights=weights)
+    rows = _run(file_statement(question.shape()), params, plan=planning.VectorPlan(VectorMethod.EXACT))
     return [
         FileHit(
             file_id=row[0],
@@ -157,9 +147,31 @@ def file_search(
     ]
 
 
-def _prepare(
-    *, query: str, k: int, mode: SearchMode | str, filters: SearchFilters | None
-) -> tuple[str, SearchMode, SearchFilters] | None:
+@dataclass(frozen=True)
+class _Question:
+    text: str
+    filters: SearchFilters
+    keyword: bool
+    # pgvector text; None in keyword mode, or when the question's vector has no direction.
+    embedding: str | None
+    # Rows each side hands to the fusion.
+    depth: int
+
+    def shape(
+        self, *, vector_method: VectorMethod = VectorMethod.EXACT, keyword_method: KeywordMethod = KeywordMethod.INDEX
+    ) -> StatementShape:
+        return StatementShape(
+            vector=self.embedding is not None,
+            keyword=self.keyword,
+            filters=self.filters,
+            vector_method=vector_method,
+            keyword_method=keyword_method,
+        )
+
+
+def _question(
+    *, query: str, k: int, mode: SearchMode | str, filters: SearchFilters | None, query_vector: np.ndarray | None
+) -> _Question | None:
     """Validated inputs, or None when nothing can match (blank question, unmatchable filter)."""
     if len(query) > settings.SEARCH_MAX_QUERY_CHARS:
         raise ApplicationError(f"The query is longer than {settings.SEARCH_MAX_QUERY_CHARS} characters.")
@@ -176,15 +188,17 @@ def _prepare(
     mime_types = tuple(m for m in filters.mime_types if "\x00" not in m)
     if not text or "\x00" in (filters.path_prefix or "") or (filters.mime_types and not mime_types):
         return None
-    return (
-        text,
-        mode,
-        SearchFilters(
+    return _Question(
+        text=text,
+        filters=SearchFilters(
             path_prefix=filters.path_prefix or None,
             mime_types=mime_types,
             modified_after=filters.modified_after,
             modified_before=filters.modified_before,
         ),
+        keyword=mode is not SearchMode.VECTOR,
+        embedding=_embedding(text, query_vector) if mode is not SearchMode.KEYWORD else None,
+        depth=k if mode is not SearchMode.HYBRID else max(k, FUSION_DEPTH),
     )
 
 
@@ -197,23 +211,23 @@ def _embedding(text: str, query_vector: np.ndarray | None) -> str | None:
 def _params(
     *,
     folder_id: int,
-    text: str,
-    embedding: str | None,
+    question: _Question,
     k: int,
-    depth: int,
-    filters: SearchFilters,
     posting_scale: float,
-    fusion: bool,
     rrf_k: int | None,
     weights: tuple[float, float],
 ) -> dict[str, Any]:
+    depth = question.depth
+    fusion = question.keyword and question.embedding is not None
     return {
         "folder_id": folder_id,
-        "query": text,
-        "embedding": embedding,
+        "query": question.text,
+        "embedding": question.embedding,
         "k": k,
         "vector_depth": depth,
         "vector_minimum": k,
+        "vector_buckets": vector_index.BUCKETS,
+        "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
         "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
         "keyword_cap": max(KEYWORD_CANDIDATE_CAP, 10 * depth),
@@ -222,10 +236,14 @@ def _params(
         "posting_budget": planning.KEYWORD_POSTING_BUDGET,
         "bm25_k1": BM25_K1,
         "bm25_b": BM25_B,
+        "feedback_rows": FEEDBACK_ROWS,
+        "feedback_vector_weight": FEEDBACK_VECTOR_WEIGHT,
+        "expansion_terms": FEEDBACK_TERMS,
+        "expansion_weight": FEEDBACK_TERMS_WEIGHT,
         "rrf_k": settings.SEARCH_RRF_K if rrf_k is None else rrf_k,
         "vector_weight": float(weights[0]),
         "keyword_weight": float(weights[1]),
-        **filter_params(filters),
+        **filter_params(question.filters),
     }
 
 

@@ -11,7 +11,9 @@ Shape of the chunk statement (DESIGN §6):
     query_terms -> corpus -> weighted_terms -> keyword_query      lexemes, IDF, an OR tsquery
     keyword_candidates (folder scan or GIN) -> keyword_ranked     BM25 over <= cap rows
     vector_* (HNSW or exact, own ORDER BY .. LIMIT) -> vector_ranked
-    fused: FULL OUTER JOIN on chunk id, RRF                        then chunks and files joined once
+    legs: FULL OUTER JOIN on chunk id, RRF                         one side: fused = the best legs
+    hybrid: candidates (legs) -> feedback (best few) -> expansion_terms, centroid
+            -> feedback_keyword, feedback_vector -> fused: RRF      then chunks and files joined once
 """
 
 from __future__ import annotations
@@ -136,28 +138,27 @@ keyword_candidates AS MATERIALIZED (
     LIMIT %(keyword_cap)s
 ),"""
 
-_KEYWORD_RANKED = r"""
--- BM25 (k1, b) with the folder's IDF; term frequencies are the positions of the question's
--- lexemes, cut out of each tsvector by marking them weight A and keeping only A.
-keyword_scored AS (
-    SELECT kc.id, kc.file_id,
-           sum(w.idf * t.tf * (%(bm25_k1)s::float8 + 1)
-               / (t.tf + %(bm25_k1)s::float8 * (1 - %(bm25_b)s::float8 + %(bm25_b)s::float8 * kc.length / a.avgdl)))
-           AS score
-    FROM keyword_candidates kc
+# BM25 (k1, b) of each row of {rows} (id, file_id, search_vector, length) for the lexemes of
+# {terms} (lexeme, idf, ...): {sums} adds up _BM25_TERM per row. Term frequencies are the
+# positions of those lexemes, cut out of each tsvector by marking them weight A and keeping only A.
+_BM25 = r"""
+    SELECT r.id, r.file_id, {sums}
+    FROM {rows} r
     CROSS JOIN LATERAL (
         SELECT u.lexeme, cardinality(u.positions)::float8 AS tf
-        FROM unnest(ts_filter(
-            setweight(kc.search_vector, 'A', (SELECT array_agg(lexeme) FROM weighted_terms)), '{{a}}'
-        )) AS u
+        FROM unnest(ts_filter(setweight(r.search_vector, 'A', (SELECT array_agg(lexeme) FROM {terms})), '{{a}}')) AS u
     ) t
-    JOIN weighted_terms w ON w.lexeme = t.lexeme
-    CROSS JOIN (
-        SELECT coalesce(avgdl, (SELECT avg(length) FROM keyword_candidates), 1) AS avgdl
-        FROM corpus
-    ) a
-    GROUP BY kc.id, kc.file_id
-    ORDER BY score DESC, kc.id
+    JOIN {terms} w ON w.lexeme = t.lexeme
+    CROSS JOIN (SELECT coalesce(avgdl, (SELECT avg(length) FROM {rows}), 1) AS avgdl FROM corpus) a
+    GROUP BY r.id, r.file_id"""
+_BM25_TERM = (
+    "w.idf * t.tf * (%(bm25_k1)s::float8 + 1)"
+    " / (t.tf + %(bm25_k1)s::float8 * (1 - %(bm25_b)s::float8 + %(bm25_b)s::float8 * r.length / a.avgdl))"
+)
+
+_KEYWORD_RANKED = """
+keyword_scored AS ({scored}
+    ORDER BY score DESC, r.id
     LIMIT %(keyword_depth)s
 ),
 -- In fusion, a match far below the best one (a common word only, next to an exact code) would
@@ -174,11 +175,12 @@ keyword_ranked AS (
 )"""
 
 # The HNSW leg orders and limits in its own subquery, which is what lets the index serve it.
+# The bucket condition lets the planner use the folder's partial HNSW index (apps/library/vector_index.py).
 _VECTOR_INDEXED = """
 vector_indexed AS MATERIALIZED (
     SELECT c.id, c.file_id, c.embedding <=> %(embedding)s::vector AS distance
     FROM library_chunk c
-    WHERE c.folder_id = %(folder_id)s{file_filter}
+    WHERE c.folder_id = %(folder_id)s AND (c.folder_id %% %(vector_buckets)s) = %(vector_bucket)s{file_filter}
     ORDER BY c.embedding <=> %(embedding)s::vector
     LIMIT %(vector_depth)s
 ),"""
@@ -212,8 +214,8 @@ _INDEXED_OR_EXACT_TOP = """
     (SELECT * FROM vector_exact ORDER BY distance, id LIMIT %(vector_depth)s)"""
 
 # RRF: a side that did not find the row adds nothing.
-_FUSED = """
-fused AS (
+_LEGS = """
+legs AS MATERIALIZED (
     SELECT coalesce(v.id, k.id) AS chunk_id,
            coalesce(v.file_id, k.file_id) AS file_id,
            v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
@@ -221,6 +223,96 @@ fused AS (
              + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
     FROM vector_ranked v
     FULL OUTER JOIN keyword_ranked k ON k.id = v.id
+),"""
+
+_FUSED = """
+fused AS (
+    SELECT * FROM legs ORDER BY score DESC, chunk_id LIMIT %(k)s
+)"""
+
+# Hybrid: pseudo-relevance feedback. The best few rows of the RRF above are taken as relevant,
+# and the rows either side found are ranked again: the vector side's rows by distance to the
+# question plus distance to the feedback rows' centroid (Rocchio); every row by BM25 of the
+# question's lexemes plus the feedback rows' most telling ones, so rows only the vector side found
+# can get a keyword rank too. RRF of the two rankings is the answer. Only the ~100 candidates are
+# scored again, so the cost does not grow with the folder.
+# The feedback lexemes score the feedback rows themselves however wrong they are (the vector
+# side's guesses next to an exact code): a row votes on the keyword side only if its BM25 for the
+# question's own lexemes is within keyword_min_share of the best, as in keyword_ranked.
+_FEEDBACK = """
+candidates AS MATERIALIZED (
+    SELECT l.chunk_id AS id, l.file_id, l.vector_rank, l.keyword_rank, l.distance, l.keyword_score, l.score,
+           c.embedding, c.search_vector, length(c.search_vector)::float8 AS length
+    FROM legs l
+    JOIN library_chunk c ON c.id = l.chunk_id
+),
+feedback AS MATERIALIZED (
+    SELECT embedding, search_vector, length
+    FROM candidates
+    ORDER BY score DESC, id
+    LIMIT %(feedback_rows)s
+),
+-- Term frequency over length, summed over the feedback rows, times the folder's IDF.
+expansion_terms AS MATERIALIZED (
+    SELECT g.lexeme, i.idf, g.frequency * i.idf AS weight
+    FROM (
+        SELECT t.lexeme, sum(cardinality(t.positions) / f.length) AS frequency
+        FROM feedback f
+        CROSS JOIN LATERAL unnest(f.search_vector) AS t
+        GROUP BY t.lexeme
+    ) g
+    CROSS JOIN LATERAL (
+        SELECT ln((c.n + 1) / (least(coalesce(l.document_count, 1), c.n) + 0.5)) AS idf
+        FROM corpus c
+        LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = g.lexeme
+    ) i
+    ORDER BY weight DESC, g.lexeme
+    LIMIT %(expansion_terms)s
+),
+-- Each of the question's lexemes weighs 1; the feedback lexemes share expansion_weight times
+-- that total in proportion to their weight, so a short question (a code) is not drowned by them.
+feedback_terms AS MATERIALIZED (
+    SELECT lexeme, max(idf) AS idf, sum(weight) AS weight, bool_or(question) AS question
+    FROM (
+        SELECT lexeme, idf, 1.0::float8 AS weight, true AS question FROM weighted_terms
+        UNION ALL
+        SELECT lexeme, idf,
+               %(expansion_weight)s::float8 * weight * (SELECT count(*) FROM weighted_terms)
+                 / nullif((SELECT sum(weight) FROM expansion_terms), 0),
+               false
+        FROM expansion_terms
+    ) t
+    GROUP BY lexeme
+),
+feedback_keyword AS ({scored}
+),
+-- Only the vector side's rows: a distance for every row would outvote an exact keyword match.
+-- A stored zero vector has no distance (NaN): it gets no vector rank.
+feedback_vector AS (
+    SELECT id, distance
+    FROM (
+        SELECT id,
+               (embedding <=> %(embedding)s::vector)
+                 + %(feedback_vector_weight)s::float8 * (embedding <=> (SELECT avg(embedding) FROM feedback))
+               AS distance
+        FROM candidates
+        WHERE vector_rank IS NOT NULL
+    ) d
+    WHERE distance <> 'NaN'
+),
+fused AS (
+    SELECT cd.id AS chunk_id, cd.file_id, cd.vector_rank, cd.keyword_rank, cd.distance, cd.keyword_score,
+           coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
+    FROM candidates cd
+    LEFT JOIN (
+        SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM feedback_vector
+    ) v ON v.id = cd.id
+    LEFT JOIN (
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
+        FROM feedback_keyword
+        WHERE question_score >= %(keyword_min_share)s::float8 * (SELECT max(question_score) FROM feedback_keyword)
+    ) k ON k.id = cd.id
     ORDER BY score DESC, chunk_id
     LIMIT %(k)s
 )"""
@@ -258,11 +350,17 @@ def chunk_statement(shape: StatementShape) -> str:
     if shape.keyword:
         ctes.append(_TERMS.format(prefix="") + ",")
         ctes.append(_keyword_candidates(shape))
-        ctes.append(_KEYWORD_RANKED.format() + ",")
+        scored = _BM25.format(rows="keyword_candidates", terms="weighted_terms", sums=f"sum({_BM25_TERM}) AS score")
+        ctes.append(_KEYWORD_RANKED.format(scored=scored) + ",")
     else:
         ctes.append(_NO_KEYWORD + ",")
     ctes.append(_vector_ctes(shape) + ",")
-    ctes.append(_FUSED)
+    ctes.append(_LEGS)
+    if shape.vector and shape.keyword:
+        sums = f"sum(w.weight * {_BM25_TERM}) AS score, sum({_BM25_TERM}) FILTER (WHERE w.question) AS question_score"
+        ctes.append(_FEEDBACK.format(scored=_BM25.format(rows="candidates", terms="feedback_terms", sums=sums)))
+    else:
+        ctes.append(_FUSED)
     return "WITH" + "".join(ctes) + _CHUNK_SELECT
 
 

@@ -9,6 +9,7 @@ import psycopg
 import pytest
 from django.db import connection
 
+from apps.library import vector_index
 from tests.conftest import BASE_DIR
 
 
@@ -82,10 +83,11 @@ def test_migrations_reverse_to_zero_and_reapply_with_rows():
                 row[0] for row in db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'library_chunk'")
             }
         assert {
-            "library_chunk_embedding_hnsw",
+            *(vector_index.index_name(bucket) for bucket in range(vector_index.BUCKETS)),
             "library_chunk_search_vector_gin",
             "library_chunk_folder_idx",
         } <= indexes
+        assert "library_chunk_embedding_hnsw" not in indexes
     finally:
         with psycopg.connect(**{k: v for k, v in _admin_conninfo().items() if v is not None}) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

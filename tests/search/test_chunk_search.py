@@ -1,14 +1,23 @@
 import datetime as dt
+import random
 
 import pytest
 
 from apps.core.api import ApplicationError
-from apps.library.models import Chunk
+from apps.library.models import Chunk, Folder
 from apps.search import planning
 from apps.search.selectors import chunk_search
 from apps.search.services import folder_lexeme_stats_refresh
 from apps.search.types import SearchFilters, SearchMode
-from tests.search.conftest import CODE_QUESTION, QUESTION, build_corpus, chunk_ids, make_chunks, make_file
+from tests.search.conftest import (
+    CODE_QUESTION,
+    FILLER_WORDS,
+    QUESTION,
+    build_corpus,
+    chunk_ids,
+    make_chunks,
+    make_file,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -65,16 +74,42 @@ def test_long_natural_language_question_still_matches(corpus):
     assert _ids(hits)[0] == corpus.chunks["code"].pk
 
 
-def test_rrf_scores_follow_the_formula(corpus):
-    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=20, rrf_k=10, weights=(2.0, 0.5))
+@pytest.mark.parametrize("mode", [SearchMode.VECTOR, SearchMode.KEYWORD])
+def test_one_side_scores_follow_the_rrf_formula(corpus, mode):
+    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=20, mode=mode, rrf_k=10, weights=(2.0, 0.5))
     for hit in hits:
-        expected = (2.0 / (10 + hit.vector_rank) if hit.vector_rank else 0) + (
-            0.5 / (10 + hit.keyword_rank) if hit.keyword_rank else 0
-        )
+        expected = 2.0 / (10 + hit.vector_rank) if mode is SearchMode.VECTOR else 0.5 / (10 + hit.keyword_rank)
         assert hit.score == pytest.approx(expected)
+
+
+def _rrf_terms(weight: float, rrf_k: int, ranks: int) -> list[float]:
+    return [0.0] + [weight / (rrf_k + rank) for rank in range(1, ranks + 1)]
+
+
+def test_hybrid_scores_are_rrf_of_two_rankings_of_the_candidates(corpus):
+    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=20, rrf_k=10, weights=(2.0, 0.5))
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
-    default = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=1)[0]
-    assert default.score == pytest.approx(1 / (60 + default.vector_rank) + 1 / (60 + default.keyword_rank))
+    # Each score is one vector term plus one keyword term, either of which may be missing.
+    sums = {round(v + k, 12) for v in _rrf_terms(2.0, 10, 100) for k in _rrf_terms(0.5, 10, 100)}
+    assert all(round(hit.score, 12) in sums for hit in hits)
+
+
+def test_feedback_finds_rows_sharing_the_best_rows_words(user):
+    # Fewer rows than the fusion depth: the vector side hands every row to the feedback round.
+    folder = Folder.objects.create(owner=user, source="local", external_id="/srv/airships", name="airships")
+    rng = random.Random(3)
+    make_chunks(make_file(folder, "filler.txt"), [" ".join(rng.choices(FILLER_WORDS, k=30)) for _ in range(20)])
+    direct = make_chunks(
+        make_file(folder, "dirigibles.txt"),
+        ["dirigible hangar mooring mast", "dirigible airship hangar", "a dirigible at the mooring mast"],
+    )
+    (related,) = make_chunks(make_file(folder, "field.txt"), ["airship hangar and mooring mast at the field"])
+    folder_lexeme_stats_refresh(folder_id=folder.pk)
+    plain = chunk_search(folder_id=folder.pk, query="dirigible", k=4, mode=SearchMode.KEYWORD)
+    assert related.pk not in _ids(plain)
+    hits = chunk_search(folder_id=folder.pk, query="dirigible", k=4)
+    assert set(_ids(hits[:3])) == {chunk.pk for chunk in direct}
+    assert hits[3].chunk_id == related.pk and hits[3].keyword_rank is None
 
 
 def test_weights_can_switch_a_side_off(corpus):
@@ -191,7 +226,7 @@ def test_keyword_access_paths_agree(corpus, other_corpus, monkeypatch, mode):
 def force_hnsw(monkeypatch):
     """Treat the test folder as large, so the HNSW leg (and its exact fallback) runs."""
     monkeypatch.setattr(planning, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(planning, "table_chunk_count", lambda: 200)
+    monkeypatch.setattr(planning, "bucket_chunk_count", lambda *, folder_id: 200)
 
 
 def test_hnsw_plan_gives_the_exact_answer_on_a_small_folder(corpus, force_hnsw):

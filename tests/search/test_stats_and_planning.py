@@ -52,7 +52,7 @@ def test_statistics_go_with_their_folder(corpus):
 
 
 @pytest.mark.parametrize(
-    ("folder_rows", "table_rows", "k", "iterative", "expected"),
+    ("folder_rows", "graph_rows", "k", "iterative", "expected"),
     [
         (500, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
         (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
@@ -61,14 +61,13 @@ def test_statistics_go_with_their_folder(corpus):
         (200_000, 200_000, 100, False, (VectorMethod.HNSW, 300)),
         (20_000, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),  # HNSW would need ef_search > 1000
         (30_000, 1_000_000, 100, False, (VectorMethod.EXACT, 300)),
-        (200_000, -1, 10, False, (VectorMethod.HNSW, 300)),  # table never analysed
         (20_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, 300)),
     ],
 )
-def test_vector_plan(folder_rows, table_rows, k, iterative, expected):
+def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
     depth = max(k, 50)
     plan = planning.vector_plan(
-        folder_rows=folder_rows, table_rows=table_rows, k=k, depth=depth, iterative_scans=iterative
+        folder_rows=folder_rows, graph_rows=graph_rows, k=k, depth=depth, iterative_scans=iterative
     )
     assert (plan.method, plan.ef_search) == expected
 
