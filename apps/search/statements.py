@@ -66,18 +66,18 @@ _CHUNK_FILE_FILTER = (
 )
 
 
-def _file_conditions(filters: SearchFilters) -> str:
+def file_conditions(filters: SearchFilters) -> str:
     return "".join(condition for name, condition in _FILE_CONDITIONS.items() if getattr(filters, name))
 
 
 def _chunk_file_filter(filters: SearchFilters) -> str:
-    conditions = _file_conditions(filters)
+    conditions = file_conditions(filters)
     return _CHUNK_FILE_FILTER.format(conditions=conditions) if conditions else ""
 
 
 # Lexemes of the question with their document frequency in the folder. A lexeme the statistics
 # do not know (stale or never refreshed) counts as rare (df 1): it still matches and ranks.
-_TERMS = r"""
+TERMS = r"""
 query_terms AS MATERIALIZED (
     SELECT t.lexeme,
            coalesce((SELECT l.document_count FROM search_folderlexeme l  -- one index probe per lexeme
@@ -348,7 +348,7 @@ def _keyword_candidates(shape: StatementShape) -> str:
 def chunk_statement(shape: StatementShape) -> str:
     ctes = []
     if shape.keyword:
-        ctes.append(_TERMS.format(prefix="") + ",")
+        ctes.append(TERMS.format(prefix="") + ",")
         ctes.append(_keyword_candidates(shape))
         scored = _BM25.format(rows="keyword_candidates", terms="weighted_terms", sums=f"sum({_BM25_TERM}) AS score")
         ctes.append(_KEYWORD_RANKED.format(scored=scored) + ",")
@@ -362,74 +362,3 @@ def chunk_statement(shape: StatementShape) -> str:
     else:
         ctes.append(_FUSED)
     return "WITH" + "".join(ctes) + _CHUNK_SELECT
-
-
-# Files: the name (weight A) and preview (weight B) tsvector, and the file embedding. Names
-# tokenise as whole file tokens ('w2_2024.pdf'), so the question's lexemes match as prefixes;
-# a term counts double in the name. Files are few per folder: exact vector distances suffice.
-_FILE_KEYWORD = """
-file_keyword AS (
-    SELECT s.id, s.score, row_number() OVER (ORDER BY s.score DESC, s.id) AS rank
-    FROM (
-        SELECT f.id,
-               sum(w.idf * ((ts_filter(f.search_vector, '{{a}}') @@ w.tsq)::int * 2
-                            + (ts_filter(f.search_vector, '{{b}}') @@ w.tsq)::int)) AS score
-        FROM (
-            SELECT ff.id, ff.search_vector
-            FROM library_file ff
-            WHERE ff.folder_id = %(folder_id)s
-              AND ff.search_vector @@ (SELECT tsq FROM keyword_query){file_filter}
-            LIMIT %(keyword_cap)s
-        ) f
-        CROSS JOIN (
-            SELECT idf, ('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*')::tsquery AS tsq
-            FROM weighted_terms
-        ) w
-        GROUP BY f.id
-        ORDER BY score DESC, f.id
-        LIMIT %(keyword_depth)s
-    ) s
-)"""
-
-_FILE_NO_KEYWORD = """
-file_keyword AS (SELECT NULL::bigint AS id, NULL::float8 AS score, NULL::bigint AS rank WHERE false)"""
-
-_FILE_VECTOR = """
-file_distances AS MATERIALIZED (
-    SELECT ff.id, ff.embedding <=> %(embedding)s::vector AS distance
-    FROM library_file ff
-    WHERE ff.folder_id = %(folder_id)s AND ff.embedding IS NOT NULL{file_filter}
-),
-file_vector AS (
-    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
-    FROM (SELECT * FROM file_distances ORDER BY distance, id LIMIT %(vector_depth)s) d
-)"""
-
-_FILE_NO_VECTOR = """
-file_vector AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"""
-
-_FILE_FUSED = """
-SELECT f.id, f.name, f.path, f.mime_type, f.modified_time, fu.vector_rank, fu.keyword_rank, fu.score
-FROM (
-    SELECT coalesce(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
-           coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
-             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
-    FROM file_vector v
-    FULL OUTER JOIN file_keyword k ON k.id = v.id
-    ORDER BY score DESC, id
-    LIMIT %(k)s
-) fu
-JOIN library_file f ON f.id = fu.id
-ORDER BY fu.score DESC, f.id"""
-
-
-def file_statement(shape: StatementShape) -> str:
-    file_filter = _file_conditions(shape.filters)
-    ctes = []
-    if shape.keyword:
-        ctes.append(_TERMS.format(prefix="|| ':*'") + ",")
-        ctes.append(_FILE_KEYWORD.format(file_filter=file_filter) + ",")
-    else:
-        ctes.append(_FILE_NO_KEYWORD + ",")
-    ctes.append(_FILE_VECTOR.format(file_filter=file_filter) if shape.vector else _FILE_NO_VECTOR)
-    return "WITH" + "".join(ctes) + _FILE_FUSED
