@@ -624,10 +624,10 @@ def reconcile_settle(*, folder_id: int, result: ReconcileResult) -> None:
 
 def _job_start(*, folder_id: int, token: str, kind: str = JobKind.INDEX_FILE, file_id: int | None = None) -> int:
     """The job of this task (``token``), reused when the task is delivered again after a crash."""
+    jobs = IndexingJob.objects.filter(folder_id=folder_id, kind=kind, celery_task_id=token)
+    jobs = jobs.filter(file_id=file_id) if file_id is not None else jobs.filter(file__isnull=True)
     job = (
-        IndexingJob.objects.filter(folder_id=folder_id, kind=kind, celery_task_id=token)
-        .values_list("pk", flat=True)
-        .first()
+        jobs.values_list("pk", flat=True).first()
         or IndexingJob.objects.create(folder_id=folder_id, file_id=file_id, kind=kind, celery_task_id=token).pk
     )
     IndexingJob.objects.filter(pk=job).update(
