@@ -1,4 +1,4 @@
-"""Indexing: list a folder, reconcile its File rows, and index each file.
+"""Indexing: list a folder, reconcile its File rows (reconcile.py), and index each file.
 
 Per file: claim it (conditional UPDATE), read it from its source, parse, chunk, embed in batches,
 then in one transaction replace its chunks (DELETE + binary COPY) and mark it indexed. Readers
@@ -11,10 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 import numpy as np
 from django.conf import settings
@@ -23,10 +21,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from apps.connectors.base import Source, SourceEntry, SourceError, SourceProblem, SourceTransientError
+from apps.connectors.base import Source, SourceEntry, SourceError, SourceTransientError
 from apps.connectors.local import LocalSource
 from apps.library.backfill import search_vectors_backfill, search_vectors_backfill_enqueue
 from apps.library.chunking import ChunkPiece, chunk_document
+from apps.library.file_rows import SETTLED, file_settle
 from apps.library.models import (
     File,
     FileStatus,
@@ -40,6 +39,7 @@ from apps.library.models import (
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
+from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.search.embeddings import DIMENSIONS as EMBEDDING_DIMENSIONS
 from apps.search.embeddings import get_embedder
 from apps.search.services import folder_lexeme_stats_refresh
@@ -53,8 +53,6 @@ _COPY_CHUNKS = (
     "FROM STDIN (FORMAT BINARY)"
 )
 _COPY_TYPES = ["int8", "int8", "int4", "text", "vector", "jsonb", "int4"]
-# Files that need no work: their current content is indexed, or was judged not indexable.
-_SETTLED = Q(status__in=[FileStatus.INDEXED, FileStatus.SKIPPED], indexed_checksum=F("checksum"))
 
 
 def _local_source(folder: Folder) -> Source:
@@ -70,149 +68,6 @@ def source_for(*, folder: Folder) -> Source:
         return SOURCES[folder.source](folder)
     except KeyError:
         raise SourceError(f"No connector is available for {folder.source} folders.") from None
-
-
-# --- Reconcile: a full listing against the File rows ----------------------------------------
-
-
-@dataclass
-class ReconcileResult:
-    added: int = 0
-    modified: int = 0
-    deleted: int = 0
-    moved: int = 0
-    unchanged: int = 0
-    problems: list[SourceProblem] = field(default_factory=list)
-    to_index: list[int] = field(default_factory=list)
-
-
-def folder_reconcile(
-    *, folder: Folder, entries: Iterable[SourceEntry], problems: Sequence[SourceProblem] = ()
-) -> ReconcileResult:
-    """Make the folder's File rows match a full listing.
-
-    Added files are created, modified ones (checksum changed) marked pending, vanished ones
-    deleted with their chunks, and moved ones (same external id at a new path, or a vanished
-    file's checksum reappearing under a new id) get their new path and keep their chunks.
-    Problems become skipped rows carrying the reason, so they show up in status and API.
-    """
-    listed = {entry.external_id: entry for entry in entries}
-    troubled = {problem.path: problem for problem in problems if problem.path not in listed}
-    result = ReconcileResult(problems=list(troubled.values()))
-    with transaction.atomic():
-        # Reconciles of one folder run one after the other, so they never race on File rows.
-        Folder.objects.select_for_update().filter(pk=folder.pk).values_list("pk").first()
-        existing = {file.external_id: file for file in File.objects.filter(folder=folder).defer("embedding")}
-        moves = _pair_moves(existing, listed, troubled)
-        creates: list[File] = []
-        updates: list[File] = []
-        modified_ids: list[int] = []
-        for external_id, entry in listed.items():
-            file = existing.get(external_id) or moves.get(external_id)
-            if file is None:
-                creates.append(_file_from(folder, entry))
-                result.added += 1
-                continue
-            moved = file.path != entry.path
-            modified = file.checksum != entry.checksum
-            result.moved += moved and not modified
-            result.modified += modified
-            result.unchanged += not moved and not modified
-            if modified:
-                modified_ids.append(file.pk)
-            if moved or modified or _metadata_changed(file, entry):
-                _apply_entry(file, entry)
-                updates.append(file)
-        moved_away = {file.pk for file in moves.values()}
-        gone = [
-            file.pk
-            for external_id, file in existing.items()
-            if external_id not in listed and external_id not in troubled and file.pk not in moved_away
-        ]
-        result.deleted = File.objects.filter(pk__in=gone).delete()[1].get(File._meta.label, 0)
-        _record_problems(folder, existing, troubled)
-        # Listing columns only: status belongs to indexing, which may be writing it right now.
-        File.objects.bulk_update(
-            updates,
-            ["external_id", "path", "name", "mime_type", "size", "checksum", "modified_time", "source_extra"],
-            batch_size=500,
-        )
-        # New content: an indexing run still on the old one loses its claim; old chunks stay
-        # searchable until new ones replace them.
-        File.objects.filter(pk__in=modified_ids).update(status=FileStatus.PENDING)
-        File.objects.bulk_create(creates, batch_size=500)
-        result.to_index = list(
-            File.objects.filter(folder=folder).exclude(_SETTLED).order_by("path").values_list("pk", flat=True)
-        )
-    return result
-
-
-def _pair_moves(
-    existing: dict[str, File], listed: dict[str, SourceEntry], troubled: dict[str, SourceProblem]
-) -> dict[str, File]:
-    """New external ids that are a vanished file come back elsewhere, paired by checksum."""
-    vanished: dict[str, list[File]] = defaultdict(list)
-    for external_id, file in existing.items():
-        if external_id not in listed and external_id not in troubled and file.checksum:
-            vanished[file.checksum].append(file)
-    moves: dict[str, File] = {}
-    for external_id, entry in listed.items():
-        if external_id not in existing and vanished.get(entry.checksum):
-            moves[external_id] = vanished[entry.checksum].pop()
-    return moves
-
-
-def _file_from(folder: Folder, entry: SourceEntry) -> File:
-    return File(
-        folder=folder,
-        external_id=entry.external_id,
-        path=entry.path,
-        name=entry.name[:255],
-        mime_type=entry.mime_type[:255],
-        size=entry.size,
-        checksum=entry.checksum,
-        modified_time=entry.modified_time,
-        source_extra=dict(entry.extra),
-        status=FileStatus.PENDING,
-    )
-
-
-def _metadata_changed(file: File, entry: SourceEntry) -> bool:
-    return (file.size, file.modified_time, file.mime_type, file.name, file.source_extra) != (
-        entry.size,
-        entry.modified_time,
-        entry.mime_type[:255],
-        entry.name[:255],
-        dict(entry.extra),
-    )
-
-
-def _apply_entry(file: File, entry: SourceEntry) -> None:
-    file.external_id = entry.external_id
-    file.path = entry.path
-    file.name = entry.name[:255]
-    file.mime_type = entry.mime_type[:255]
-    file.size = entry.size
-    file.checksum = entry.checksum
-    file.modified_time = entry.modified_time
-    file.source_extra = dict(entry.extra)
-
-
-def _record_problems(folder: Folder, existing: dict[str, File], troubled: dict[str, SourceProblem]) -> None:
-    for path, problem in troubled.items():
-        reason = f"not indexed: {problem.reason}"
-        file = existing.get(path)
-        if file is None:
-            File.objects.create(
-                folder=folder,
-                external_id=path,
-                path=path,
-                name=PurePosixPath(path).name[:255],
-                status=FileStatus.SKIPPED,
-                error=reason,
-            )
-        elif file.status != FileStatus.SKIPPED or file.error != reason:
-            _file_settle(file_id=file.pk, status=FileStatus.SKIPPED, error=reason, checksum="", clear_checksum=True)
 
 
 # --- Folder runs --------------------------------------------------------------------------------
@@ -428,7 +283,7 @@ def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutco
     free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
     claimed = (
         File.objects.filter(free, pk=file_id)
-        .exclude(_SETTLED)
+        .exclude(SETTLED)
         .update(status=FileStatus.INDEXING, index_claim=token, index_started_at=now)
     )
     if not claimed:
@@ -503,7 +358,7 @@ def _lost(claimed: _Claimed) -> FileOutcome:
 
 def _settle(claimed: _Claimed, status: str, error: str) -> FileOutcome:
     file = claimed.file
-    if not _file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
+    if not file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
         return _lost(claimed)
     return FileOutcome(file.pk, file.path, status, error)
 
@@ -558,32 +413,6 @@ def chunks_replace(*, file_id: int, folder_id: int, pieces: Sequence[ChunkPiece]
                 copy.write_row(
                     (file_id, folder_id, piece.index, piece.text, vector, Jsonb(piece.location), piece.token_count)
                 )
-
-
-def _file_settle(
-    *, file_id: int, status: str, error: str, checksum: str, token: str | None = None, clear_checksum: bool = False
-) -> bool:
-    """A file that ends without chunks (skipped or failed): drop old chunks, record why."""
-    rows = File.objects.filter(pk=file_id)
-    if token is not None:
-        rows = rows.filter(status=FileStatus.INDEXING, index_claim=token)
-    with transaction.atomic():
-        updated = rows.update(
-            status=status,
-            error=error[:4000],
-            indexed_checksum=checksum,
-            indexed_at=timezone.now(),
-            chunk_count=0,
-            preview="",
-            digest="",
-            embedding=None,
-            index_claim="",
-            **({"checksum": ""} if clear_checksum else {}),
-        )
-        if updated:
-            with connection.cursor() as cursor:
-                cursor.execute("DELETE FROM library_chunk WHERE file_id = %s", [file_id])
-    return bool(updated)
 
 
 def _entry_of(file: File) -> SourceEntry:

@@ -20,7 +20,7 @@ from apps.core.events import folder_channel, publish_event, redis_client
 from apps.library.models import Chunk, File, FileStatus, Folder, FolderStatus, SyncLog
 
 if TYPE_CHECKING:
-    from apps.library.indexing import ReconcileResult
+    from apps.library.reconcile import ReconcileResult
 
 logger = logging.getLogger(__name__)
 

@@ -22,15 +22,10 @@ from django.utils import timezone
 
 from apps.connectors.base import SourceError, SourceTransientError
 from apps.connectors.local import KnownFile, LocalSource
-from apps.library.indexing import (
-    ReconcileResult,
-    files_enqueue,
-    folder_reconcile,
-    folder_source_failed,
-    reconcile_settle,
-)
+from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import File, Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SourceKind, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.reconcile import ReconcileResult, folder_reconcile
 
 logger = logging.getLogger(__name__)
 

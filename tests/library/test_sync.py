@@ -5,8 +5,9 @@ import pytest
 from django.utils import timezone
 
 from apps.connectors.local import LocalSource
-from apps.library.indexing import folder_index, folder_reconcile
+from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder, SyncLog
+from apps.library.reconcile import folder_reconcile
 from apps.library.sync import SYNCERS, folder_sync, folders_sync_due_enqueue
 from tests.library.conftest import write
 
