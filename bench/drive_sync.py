@@ -127,14 +127,14 @@ def run(emulator: Emulator, files: int) -> None:
     from django.db.models import F
 
     from apps.library.models import File, Folder
-    from workers.indexing import index_file
+    from workers.indexing import index_files
 
     settings.DRIVE_API_ENDPOINT = emulator.url
     reconciling: list[float] = []
     _time_reconciles(reconciling)
     queued: list[int] = []
     # The indexing boundary: count what a sync queues instead of sending it to a worker.
-    index_file.apply_async = lambda args, task_id: queued.append(args[0])  # type: ignore[method-assign]
+    index_files.apply_async = lambda args, task_id: queued.extend(args[0])  # type: ignore[method-assign]
 
     owner = get_user_model().objects.create(username="bench-drive")
     folder = Folder.objects.create(owner=owner, source="drive", external_id=emulator.root, name="Bench")

@@ -4,7 +4,11 @@ Same run, same chunk texts: the model alone encodes them (sentence-transformers,
 EMBEDDING_BATCH_SIZE), before and after the pipeline indexes the folder in-process. Target: the
 pipeline reaches >= 0.85 of the model's throughput (the model is the limit, not the plumbing).
 
-    .venv/bin/python bench/ingest_local_model.py [--files 60]
+Then small files (one chunk each), indexed as the queue's tasks index them, side by side: one
+``files_index`` call per file (one task per file) against one per ``file_groups`` group (the
+``index_files`` tasks ``files_enqueue`` sends), each on its own copy of the same notes.
+
+    .venv/bin/python bench/ingest_local_model.py [--files 60] [--small-files 300]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ _WORDS = tuple(_WORD_TEXT.split())
 
 
 def make_corpus(root: Path, *, files: int, sentences: int = 90, seed: int = 11) -> None:
+    root.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     for index in range(files):
         lines = [" ".join(rng.choices(_WORDS, k=rng.randint(10, 18))).capitalize() + "." for _ in range(sentences)]
@@ -44,12 +49,16 @@ def make_corpus(root: Path, *, files: int, sentences: int = 90, seed: int = 11) 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=60)
+    parser.add_argument("--small-files", type=int, default=300)
     args = parser.parse_args()
     with scratch_services("bench_local_model"):
         corpus = Path(tempfile.mkdtemp(prefix="bench-local-", dir=ROOT / "var"))
         try:
-            make_corpus(corpus, files=args.files)
-            run(corpus)
+            make_corpus(corpus / "notes", files=args.files)
+            run(corpus / "notes")
+            for copy in ("per-file", "grouped"):
+                make_corpus(corpus / copy, files=args.small_files, sentences=4)
+            small_files(corpus)
         finally:
             shutil.rmtree(corpus, ignore_errors=True)
 
@@ -97,6 +106,28 @@ def run(corpus: Path) -> None:
     after = model_alone("model.encode alone (after)")
     model = (before + after) / 2
     print(f"\n  pipeline / model throughput: {model / pipeline:.2f} (target >= 0.85)")
+
+
+def small_files(corpus: Path) -> None:
+    from django.contrib.auth import get_user_model
+
+    from apps.library.indexing import file_groups, files_index, folder_index
+    from apps.library.models import Chunk, File, Folder
+
+    owner = get_user_model().objects.get(username="bench")
+    seconds = {}
+    for copy in ("per-file", "grouped"):
+        folder = Folder.objects.create(owner=owner, source="local", external_id=str(corpus / copy), name=copy)
+        folder_index(folder_id=folder.pk)  # lists and queues; the queue's work is done below
+        file_ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+        batches = [[file_id] for file_id in file_ids] if copy == "per-file" else file_groups(file_ids=file_ids)
+        started = time.monotonic()
+        for batch in batches:
+            files_index(file_ids=batch)
+        seconds[copy] = time.monotonic() - started
+        rows = Chunk.objects.filter(folder=folder).count()
+        timed(f"{len(file_ids)} small files, {len(batches)} tasks ({copy})", seconds[copy], rows)
+    print(f"\n  grouped / per-file throughput: {seconds['per-file'] / seconds['grouped']:.2f}")
 
 
 if __name__ == "__main__":

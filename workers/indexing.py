@@ -20,9 +20,9 @@ def index_folder(self: Any, folder_id: int) -> None:
     folder_index(folder_id=folder_id, task_id=self.request.id or "")
 
 
-@shared_task(bind=True, name="workers.indexing.index_file", **_RETRIED, time_limit=900, soft_time_limit=870)
-def index_file(self: Any, file_id: int) -> None:
-    from apps.library.indexing import file_index
+@shared_task(bind=True, name="workers.indexing.index_files", **_RETRIED, time_limit=900, soft_time_limit=870)
+def index_files(self: Any, file_ids: list[int]) -> None:
+    from apps.library.indexing import files_index
 
-    # The task id is the file's claim token: a redelivery of this message takes the file back.
-    file_index(file_id=file_id, task_id=self.request.id or "")
+    # The task id is the files' claim token: a redelivery of this message takes them back.
+    files_index(file_ids=file_ids, task_id=self.request.id or "")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections import defaultdict
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -60,12 +62,17 @@ class FileAdmin(admin.ModelAdmin[File]):
 
     @admin.action(description="Re-index selected files")
     def reindex(self, request: HttpRequest, queryset: QuerySet[File]) -> None:
-        from workers.indexing import index_file
+        from apps.library.indexing import files_enqueue
 
-        ids = list(queryset.values_list("pk", flat=True))
-        for file_id in ids:
-            index_file.delay(file_id)
-        self.message_user(request, f"Queued re-indexing of {len(ids)} file(s).", messages.SUCCESS)
+        ids_by_folder: dict[int, list[int]] = defaultdict(list)
+        for file_id, folder_id in queryset.values_list("pk", "folder_id"):
+            ids_by_folder[folder_id].append(file_id)
+        # Forget what was indexed, or the unchanged files would be no-ops.
+        queryset.update(indexed_checksum="")
+        for folder_id, file_ids in ids_by_folder.items():
+            files_enqueue(folder_id=folder_id, file_ids=file_ids)
+        count = sum(map(len, ids_by_folder.values()))
+        self.message_user(request, f"Queued re-indexing of {count} file(s).", messages.SUCCESS)
 
 
 @admin.register(Chunk)

@@ -97,8 +97,8 @@ def folder_index(
 ) -> ReconcileResult | None:
     """List the folder, reconcile its files and index what changed.
 
-    Queued (default): one ``index_file`` task per file. Inline: the same work in this process,
-    with files grouped so the model gets full embedding batches, then the search-vector
+    Queued (default): ``index_files`` tasks, each a group of files whose chunks fill the model's
+    embedding batches. Inline: the same groups in this process, then the search-vector
     backfill, so the folder is fully searchable on return.
     ``force`` re-indexes unchanged files too (after changing the embedding model, say).
     ``task_id`` names the job: a redelivery after a worker died finishes the same job row.
@@ -170,21 +170,24 @@ def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
 
 
 def files_enqueue(*, folder_id: int, file_ids: Sequence[int]) -> None:
-    """One ``index_file`` task per file, sent once the job rows are committed."""
+    """One ``index_files`` task per group of files (``file_groups``), sent once the job rows are
+    committed. The task id is the group's claim token and names each file's job."""
     if not file_ids:
         return
-    from workers.indexing import index_file
+    from workers.indexing import index_files
 
+    groups = {uuid.uuid4().hex: group for group in file_groups(file_ids=file_ids)}
     jobs = [
-        IndexingJob(folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=uuid.uuid4().hex)
-        for file_id in file_ids
+        IndexingJob(folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=token)
+        for token, group in groups.items()
+        for file_id in group
     ]
     with transaction.atomic():
         IndexingJob.objects.bulk_create(jobs, batch_size=1000)
 
         def send() -> None:
-            for job in jobs:
-                index_file.apply_async(args=[job.file_id], task_id=job.celery_task_id)
+            for token, group in groups.items():
+                index_files.apply_async(args=[group], task_id=token)
 
         transaction.on_commit(send)
 
@@ -272,14 +275,14 @@ def files_index(
 
 
 def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutcome | None]:
-    from workers.indexing import index_file
+    from workers.indexing import index_files
 
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
         return None, None
     job_id = _job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
     now = timezone.now()
-    stale = now - dt.timedelta(seconds=index_file.time_limit or settings.CELERY_TASK_TIME_LIMIT)
+    stale = now - dt.timedelta(seconds=index_files.time_limit or settings.CELERY_TASK_TIME_LIMIT)
     free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
     claimed = (
         File.objects.filter(free, pk=file_id)

@@ -22,3 +22,25 @@ def test_admin_is_closed_to_non_staff(client, user):
     client.force_login(user)
     response = client.get("/admin/library/folder/")
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_reindexing_files_from_admin_queues_them_even_when_unchanged(
+    staff_client, user, monkeypatch, django_capture_on_commit_callbacks
+):
+    from apps.library.models import File, Folder
+
+    folder = Folder.objects.create(owner=user, source="local", external_id="/srv/a", name="a")
+    files = [
+        File.objects.create(folder=folder, external_id=name, path=name, name=name, checksum="c", status="indexed")
+        for name in ("a.txt", "b.txt")
+    ]
+    File.objects.filter(folder=folder).update(indexed_checksum="c")
+    sent = []
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args[0]))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(
+            "/admin/library/file/", {"action": "reindex", "_selected_action": [file.pk for file in files]}
+        )
+    assert response.status_code == 302
+    assert sorted(sent[0]) == sorted(file.pk for file in files) and len(sent) == 1
+    assert set(File.objects.filter(folder=folder).values_list("indexed_checksum", flat=True)) == {""}

@@ -1,6 +1,6 @@
 """Drive folders synced from the emulator through the real client, the real database and indexing.
 
-Index tasks run inline (their ``apply_async`` calls ``file_index`` in this process) so a sync and
+Index tasks run inline (their ``apply_async`` calls ``files_index`` in this process) so a sync and
 the indexing it queues can be checked in one test; the retry policy records its delays instead
 of sleeping them.
 """
@@ -17,7 +17,7 @@ from pytest_django.fixtures import Settings
 from apps.connectors.drive.client import RetryPolicy
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
-from apps.library.indexing import file_index, folder_index
+from apps.library.indexing import files_index, folder_index
 from apps.library.models import Chunk, File, Folder, SyncLog
 from apps.library.sync import folder_sync
 
@@ -63,10 +63,10 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def inline_indexing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def run(args: list[int], task_id: str) -> None:
-        file_index(file_id=args[0], task_id=task_id)
+    def run(args: list[list[int]], task_id: str) -> None:
+        files_index(file_ids=args[0], task_id=task_id)
 
-    monkeypatch.setattr("workers.indexing.index_file.apply_async", run)
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", run)
 
 
 @dataclass

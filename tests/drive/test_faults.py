@@ -225,11 +225,11 @@ def test_a_cursor_past_the_change_retention_falls_back_to_a_full_diff(
 def test_a_download_fault_while_reindexing_ends_with_one_set_of_chunks(
     synced: Folder, edited, tree: Tree, state: DriveState, sleeps: list[float], capture, monkeypatch
 ) -> None:
-    queued: list[int] = []
-    monkeypatch.setattr("workers.indexing.index_file.apply_async", lambda args, task_id: queued.append(args[0]))
+    queued: list[list[int]] = []
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: queued.append(args[0]))
     run_sync(synced, capture)
     lease = File.objects.get(folder=synced, path="lease.txt")
-    assert queued == [lease.pk]
+    assert queued == [[lease.pk]]
     state.inject(FaultKind.UNAVAILABLE, endpoint="files.download", file_id=tree.lease, times=3)
 
     with pytest.raises(SourceTransientError):

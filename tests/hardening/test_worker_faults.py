@@ -31,7 +31,7 @@ from apps.library.parsing import parse_document
 from tests.support.faults import HeldDriveCall, SseListener, kill_hard, unacked_messages, wait_for
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.servers import start_celery_worker, start_uvicorn, test_database_env
-from workers.indexing import index_file
+from workers.indexing import index_files
 from workers.maintenance import ping
 from workers.sync import sync_folder
 
@@ -87,7 +87,7 @@ def assert_indexed_once(file: File, content: bytes) -> None:
     assert stored == [(piece.index, piece.text) for piece in clean]
 
 
-def test_index_file_killed_mid_file_comes_back_only_past_the_visibility_timeout_and_indexes_once(
+def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout_and_indexes_once(
     user, drive: DriveEmulator, tmp_path
 ):
     state: DriveState = drive.state
@@ -101,7 +101,7 @@ def test_index_file_killed_mid_file_comes_back_only_past_the_visibility_timeout_
         HeldDriveCall(state, "files.download") as download,
         worker(tmp_path, "doomed", queues=queues, visibility=VISIBILITY_TIMEOUT, **env) as doomed,
     ):
-        folder_index(folder_id=folder.pk)  # lists here, queues one index_file
+        folder_index(folder_id=folder.pk)  # lists here, queues one index_files
         download.wait_arrived()
         file = File.objects.get(folder=folder)
         job = IndexingJob.objects.get(file=file)
@@ -119,13 +119,13 @@ def test_index_file_killed_mid_file_comes_back_only_past_the_visibility_timeout_
     # Past the timeout, a worker starting up puts it back on its queue: the same message, once more.
     wait_until_visible_again(task_id)
     with worker(tmp_path, "survivor", queues=queues, visibility=VISIBILITY_TIMEOUT, **env):
-        wait_for(lambda: File.objects.get(pk=file.pk).status == "indexed", what="the redelivered index_file")
+        wait_for(lambda: File.objects.get(pk=file.pk).status == "indexed", what="the redelivered index_files")
         wait_for(lambda: task_id not in unacked_ids(), what="the redelivered message to be acked")
 
     assert_indexed_once(file, text_of("Lease"))
     job = IndexingJob.objects.get(file=file)
     assert (job.celery_task_id, job.status, job.attempts) == (task_id, "succeeded", 2)
-    assert index_file.AsyncResult(task_id).state == "SUCCESS"
+    assert index_files.AsyncResult(task_id).state == "SUCCESS"
     folder.refresh_from_db()
     assert (folder.status, folder.files_total, folder.files_indexed) == ("ready", 1, 1)
 

@@ -221,24 +221,26 @@ def test_counters_are_recounted_not_incremented(root, folder):
     assert (folder.files_total, folder.files_indexed) == (1, 1)
 
 
-def test_queued_mode_sends_one_task_per_file_after_commit(
+def test_queued_mode_sends_one_task_per_group_of_files_after_commit(
     root, folder, monkeypatch, django_capture_on_commit_callbacks
 ):
     write(root, "a.txt", "alpha")
     write(root, "b.txt", "beta")
     sent = []
     monkeypatch.setattr(
-        "workers.indexing.index_file.apply_async", lambda args, task_id: sent.append((args[0], task_id))
+        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((args[0], task_id))
     )
     with django_capture_on_commit_callbacks(execute=True):
         folder_index(folder_id=folder.pk)
     jobs = dict(IndexingJob.objects.filter(kind="index_file").values_list("file_id", "celery_task_id"))
-    assert sorted(sent) == sorted(jobs.items()) and len(sent) == 2
+    # Two small files fill no embedding batch: one task for both, its id naming both jobs.
+    ((file_ids, task_id),) = sent
+    assert sorted(file_ids) == sorted(jobs) and set(jobs.values()) == {task_id}
     folder.refresh_from_db()
     assert folder.status == "indexing"
     with django_capture_on_commit_callbacks(execute=True):
         files_enqueue(folder_id=folder.pk, file_ids=[])
-    assert len(sent) == 2
+    assert len(sent) == 1
 
 
 def test_inline_runs_group_small_files_into_full_embedding_batches(root, folder, settings, monkeypatch):

@@ -1,5 +1,5 @@
 """Done when: a file dropped into the inbox of a local folder gets a suggestion through the real
-worker chain (sync -> index_file -> suggest_organization) with no keys; accepting moves it on disk
+worker chain (sync -> index_files -> suggest_organization) with no keys; accepting moves it on disk
 and in the index (same chunks); undo puts it back; a rejected suggestion does not come back."""
 
 from __future__ import annotations
