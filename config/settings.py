@@ -145,6 +145,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Talk to your folders: index, search and chat with citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.openapi.run_events_operation",
+    ],
     # Several models have a "status" or "type" field with different choices: name each enum.
     "ENUM_NAME_OVERRIDES": {
         "FolderStatusEnum": "apps.library.models.FolderStatus",

@@ -104,3 +104,52 @@ class AutoSchema(openapi.AutoSchema):
         # apps.core.middleware answers any route so when the database is down.
         codes.append(("503", "A backing service is unavailable; `Retry-After` says when to try again."))
         return codes
+
+
+RUN_EVENTS_PATH = "/api/runs/{run_id}/events"
+
+
+def run_events_operation(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Declare the run's event stream, a plain async view (`apps.chat.sse`) no serializer describes.
+
+    A drf-spectacular postprocessing hook: it runs once the views' operations are in `result`.
+    """
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOutput"}}}
+    result["paths"][RUN_EVENTS_PATH] = {
+        "get": {
+            "operationId": "runs_events_stream",
+            "summary": "The run's events as server-sent events",
+            "description": (
+                "Every event of the run from the start, or after `Last-Event-ID`, then live until the "
+                "terminal `done` or `error` event. Each event's id is its position in the run's log, "
+                "so a client that reconnects with the last id it saw misses nothing."
+            ),
+            "tags": ["runs"],
+            "parameters": [
+                {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string", "format": "uuid"}},
+                {
+                    "name": "Last-Event-ID",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string", "pattern": r"^\d+-\d+$"},
+                    "description": "Resume after this event id (as an EventSource sends it on reconnecting).",
+                },
+                {
+                    "name": "last_event_id",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "The same, for clients that cannot set headers.",
+                },
+            ],
+            "security": [{"tokenAuth": []}, {"cookieAuth": []}],
+            "responses": {
+                "200": {"description": "The event stream.", "content": {EVENT_STREAM: {"schema": {"type": "string"}}}},
+                "400": {"description": "A malformed `Last-Event-ID`.", "content": error},
+                "401": {"description": "No valid credentials.", "content": error},
+                "404": {"description": "No such run of the caller's.", "content": error},
+                "503": {"description": "A backing service is unavailable.", "content": error},
+            },
+        }
+    }
+    return result
