@@ -244,13 +244,7 @@ def measure(folder_id: int, size: int, questions: list, vectors_by_folder: dict,
         # The vector side as hybrid runs it: 50 candidates deep (the fusion depth), so the same ef_search.
         deep = chunk_search(folder_id=folder_id, query=text, k=50, mode="vector", query_vector=vector)
         recalls_depth.append(len(truth & {hit.chunk_id for hit in deep[:10]}) / len(truth))
-    plan = planning.vector_plan(
-        folder_rows=size,
-        graph_rows=planning.bucket_chunk_count(folder_id=folder_id),
-        k=10,
-        depth=50,
-        iterative_scans=False,
-    )
+    plan = planning.folder_vector_plan(folder_id=folder_id, folder_rows=size, k=10, depth=50)
     plan_name = f"hnsw ef={plan.ef_search}" if plan.method == "hnsw" else plan.method.value
     result = {
         "size": size,

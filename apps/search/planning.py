@@ -73,6 +73,18 @@ def vector_plan(*, folder_rows: int, graph_rows: int, k: int, depth: int, iterat
     return VectorPlan(VectorMethod.HNSW, ef_search=ef_search)
 
 
+def folder_vector_plan(*, folder_id: int, folder_rows: int, k: int, depth: int) -> VectorPlan:
+    """``vector_plan`` for a folder: its bucket is counted only when an exact scan is ruled out."""
+    graph_rows = bucket_chunk_count(folder_id=folder_id) if folder_rows > EXACT_MAX_ROWS else folder_rows
+    return vector_plan(
+        folder_rows=folder_rows,
+        graph_rows=graph_rows,
+        k=k,
+        depth=depth,
+        iterative_scans=pgvector_has_iterative_scans(),
+    )
+
+
 @dataclass(frozen=True)
 class KeywordPlan:
     method: KeywordMethod

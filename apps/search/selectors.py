@@ -71,15 +71,12 @@ def chunk_search(
     if question is None:
         return []
     folder_rows = planning.folder_chunk_count(folder_id=folder_id)
-    table_rows = planning.table_chunk_count()
-    plan = planning.vector_plan(
-        folder_rows=folder_rows,
-        graph_rows=planning.bucket_chunk_count(folder_id=folder_id),
-        k=k,
-        depth=question.depth,
-        iterative_scans=planning.pgvector_has_iterative_scans(),
+    plan = (
+        planning.folder_vector_plan(folder_id=folder_id, folder_rows=folder_rows, k=k, depth=question.depth)
+        if question.embedding is not None
+        else planning.VectorPlan(VectorMethod.EXACT)  # no vector side
     )
-    keyword_plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
+    keyword_plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=planning.table_chunk_count())
     shape = question.shape(vector_method=plan.method, keyword_method=keyword_plan.method)
     params = _params(
         folder_id=folder_id,

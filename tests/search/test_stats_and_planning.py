@@ -115,3 +115,16 @@ def test_chunk_rows_keep_embedding_and_tsvector_inline():
         options = cursor.fetchone()[0]
     assert storage == {"embedding": "m", "search_vector": "m", "text": "x"}
     assert "toast_tuple_target=4000" in options
+
+
+def test_a_folder_small_enough_for_an_exact_scan_never_counts_its_bucket(monkeypatch):
+    def count(*, folder_id):
+        raise AssertionError("counted a bucket for an exact scan")
+
+    monkeypatch.setattr(planning, "bucket_chunk_count", count)
+    monkeypatch.setattr(planning, "pgvector_has_iterative_scans", lambda: False)
+    plan = planning.folder_vector_plan(folder_id=1, folder_rows=planning.EXACT_MAX_ROWS, k=10, depth=50)
+    assert plan.method is VectorMethod.EXACT
+    monkeypatch.setattr(planning, "bucket_chunk_count", lambda *, folder_id: 200_000)
+    plan = planning.folder_vector_plan(folder_id=1, folder_rows=50_000, k=10, depth=50)
+    assert (plan.method, plan.ef_search) == (VectorMethod.HNSW, 300)
