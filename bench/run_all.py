@@ -20,6 +20,7 @@ BENCHMARKS = [
     "search_speed",
     "chat_overhead",
     "sse_latency",
+    "event_publish",
     "drive_sync",
     "router_latency",
     "load",

@@ -9,6 +9,7 @@ replays exactly what it missed, in order. Channels: ``run:<uuid>`` for chat/agen
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -41,7 +42,17 @@ def stream_key(channel: str) -> str:
 
 
 def redis_client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, socket_timeout=10)
+    """A client on this process's pool for ``REDIS_URL``: connections are reused, not opened per event.
+
+    The pool replaces a connection the server closed (a restart) when it next hands it out, and
+    starts afresh in a forked worker.
+    """
+    return redis.Redis(connection_pool=_pool(settings.REDIS_URL))
+
+
+@functools.cache
+def _pool(url: str) -> redis.ConnectionPool:
+    return redis.ConnectionPool.from_url(url, decode_responses=True, socket_timeout=10)
 
 
 def run_channel(run_id: object) -> str:

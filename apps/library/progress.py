@@ -7,7 +7,6 @@ transaction, so retries, redeliveries and concurrent workers cannot make them dr
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ import redis
 from django.db import connection, transaction
 from django.db.models import Count, Q
 
-from apps.core.events import folder_channel, publish_event, redis_client
+from apps.core.events import folder_channel, publish_event
 from apps.library.models import Chunk, File, FileStatus, Folder, FolderStatus, SyncLog
 
 if TYPE_CHECKING:
@@ -119,16 +118,9 @@ class FolderProgress:
                 channel=folder_channel(self.folder_id),
                 type=type,
                 data={"folder_id": self.folder_id, **data},
-                client=_client(),
             )
         except redis.RedisError:
             logger.warning("could not publish %s progress of folder %s", type, self.folder_id, exc_info=True)
-
-
-@functools.cache
-def _client() -> redis.Redis:
-    # One connection pool per process instead of one per event.
-    return redis_client()
 
 
 @dataclass(frozen=True)
