@@ -19,10 +19,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
+sys.path.insert(0, str(BASE_DIR / "bench"))
+
+from scratch import kept_database  # noqa: E402
 
 SCRATCH_DB = "bench_chat"
 SCRATCH_REDIS_DB = 9
@@ -37,28 +39,13 @@ ANSWER = (
 
 def use_scratch_services() -> None:
     """Point Django at the scratch database and Redis db (created when missing), then set it up."""
-    import psycopg
-
-    from config.env import env_str
-
-    database = urlparse(env_str("DATABASE_URL"))
-    with psycopg.connect(urlunparse(database._replace(path="/postgres")), autocommit=True) as admin:
-        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [SCRATCH_DB]).fetchone():
-            admin.execute(f'CREATE DATABASE "{SCRATCH_DB}"')
-    redis_url = urlparse(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    os.environ.update(
-        DATABASE_URL=urlunparse(database._replace(path=f"/{SCRATCH_DB}")),
-        REDIS_URL=urlunparse(redis_url._replace(path=f"/{SCRATCH_REDIS_DB}")),
-        DJANGO_SETTINGS_MODULE="config.settings",
+    kept_database(
+        SCRATCH_DB,
+        redis_db=SCRATCH_REDIS_DB,
         EMBEDDING_PROVIDER=os.environ.get("EMBEDDING_PROVIDER", "hash"),
         LLM_PROVIDER="scripted",
         LOG_LEVEL="WARNING",
     )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def bench_user(username: str):

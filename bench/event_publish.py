@@ -12,23 +12,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-SCRATCH_REDIS_DB = 15  # the benchmarks' db (bench/scratch.py)
+from scratch import BENCH_REDIS_DB, scratch_redis_url
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=2000)
     args = parser.parse_args()
-    from config.env import env_str
-
-    base = env_str("REDIS_URL", "redis://127.0.0.1:6379/0").rsplit("/", 1)[0]
-    os.environ.update(REDIS_URL=f"{base}/{SCRATCH_REDIS_DB}", DJANGO_SETTINGS_MODULE="config.settings")
+    os.environ.update(REDIS_URL=scratch_redis_url(BENCH_REDIS_DB), DJANGO_SETTINGS_MODULE="config.settings")
     import django
 
     django.setup()

@@ -27,13 +27,11 @@ import shutil
 import sys
 import tempfile
 import time
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse, urlunparse
 
 import httpx
 
@@ -42,6 +40,9 @@ if TYPE_CHECKING:
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
+sys.path.insert(0, str(BASE_DIR / "bench"))
+
+from scratch import scratch_redis_url, scratch_services  # noqa: E402
 
 # Its own Redis db (broker + events): the other benches use 9, 10 and 15, the test suite 1 (or
 # TEST_REDIS_DB); `--redis-db` picks another, and a db that is not empty is refused.
@@ -89,10 +90,6 @@ if os.environ.get(SCRIPTED_WORKER_ENV) == "1" and __name__ != "__main__":
 # --- scratch services, data and processes -----------------------------------------------------
 
 
-def _with_path(url: str, path: str) -> str:
-    return urlunparse(urlparse(url)._replace(path=path))
-
-
 def step(message: str) -> None:
     """A setup step, stamped with the seconds since the bench started."""
     print(f"[{time.monotonic() - STARTED:4.0f} s] {message}", flush=True)
@@ -104,50 +101,24 @@ def load_average() -> str:
 
 
 @contextlib.contextmanager
-def scratch_services(corpus_root: Path, *, redis_db: int) -> Iterator[str]:
-    """A new scratch database (dropped afterwards) and an empty Redis db (flushed afterwards); Django set up."""
-    import psycopg
+def load_services(corpus_root: Path, *, redis_db: int) -> Iterator[str]:
+    """The bench's scratch services (bench/scratch.py) on a Redis db nothing else is using."""
     import redis
 
-    from config.env import env_str
-
-    base = env_str("DATABASE_URL")
-    if not base:
-        raise SystemExit("DATABASE_URL is not set and var/services.env is missing: run `make services` first.")
-    redis_url = _with_path(env_str("REDIS_URL", "redis://127.0.0.1:6379/0"), f"/{redis_db}")
-    broker = redis.Redis.from_url(redis_url)
-    if broker.dbsize():
+    if redis.Redis.from_url(scratch_redis_url(redis_db)).dbsize():
         raise SystemExit(f"Redis db {redis_db} is not empty, so something else uses it: choose another (--redis-db).")
-    name = f"bench_load_{uuid.uuid4().hex[:8]}"
-    admin = _with_path(base, "/postgres")
-    with psycopg.connect(admin, autocommit=True) as db:
-        db.execute(f'CREATE DATABASE "{name}"')
     # Inherited by uvicorn and the workers. Throttles are raised: the clients share one user.
-    os.environ.update(
-        DATABASE_URL=_with_path(base, f"/{name}"),
-        REDIS_URL=redis_url,
-        DJANGO_SETTINGS_MODULE="config.settings",
+    with scratch_services(
+        "bench_load",
+        redis_db=redis_db,
         EMBEDDING_PROVIDER="hash",
         LLM_PROVIDER="scripted",
         LOCAL_FOLDER_ROOTS=str(corpus_root),
         THROTTLE_SEARCH="1000000/min",
         THROTTLE_CHAT="1000000/min",
         LOG_LEVEL="WARNING",
-    )
-    try:
-        import django
-        from django.core.management import call_command
-
-        django.setup()
-        call_command("migrate", verbosity=0)
-        yield name
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(admin, autocommit=True) as db:
-            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        broker.flushdb()
+    ) as database:
+        yield database
 
 
 def write_notes(root: Path, *, files: int, words: int, seed: int) -> None:
@@ -563,7 +534,7 @@ def main() -> None:
         write_notes(corpus_root / "small", files=SMALL_FILES, words=args.words, seed=1)
         write_notes(corpus_root / "big", files=args.files, words=args.words, seed=2)
         step(f"generated {SMALL_FILES} + {args.files} files; {load_average()}")
-        with scratch_services(corpus_root, redis_db=args.redis_db) as database:
+        with load_services(corpus_root, redis_db=args.redis_db) as database:
             step(f"scratch database {database} migrated, Redis db {args.redis_db}")
             token, folder_id = library_setup(corpus_root / "small")
             with running_stack(agent_pool=args.agent_pool, agent_concurrency=args.agent_concurrency) as url:

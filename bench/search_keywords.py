@@ -17,7 +17,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from search_scratch import BASE_DIR, percentile, use_scratch_services
+from scratch import ROOT as BASE_DIR
+from search_scratch import percentile, use_scratch_services
 
 SCRATCH_DB = "bench_search_keywords"
 SAMPLE = BASE_DIR / "sample_folder"

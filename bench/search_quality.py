@@ -23,7 +23,8 @@ import statistics
 import time
 from collections import defaultdict
 
-from search_scratch import BASE_DIR, percentile, use_scratch_services
+from scratch import ROOT as BASE_DIR
+from search_scratch import percentile, use_scratch_services
 
 DATA = BASE_DIR.parent / "shared" / "data" / "cranfield"
 DOCS_ROOT = BASE_DIR / "var" / "bench" / "cranfield"
