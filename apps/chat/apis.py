@@ -17,7 +17,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.chat import selectors, services
-from apps.chat.models import Conversation, ConversationStatus
+from apps.chat.models import AgentRun, Conversation, ConversationStatus
 from apps.chat.serializers import (
     ChatAcceptedOutputSerializer,
     ConversationDetailOutputSerializer,
@@ -26,9 +26,9 @@ from apps.chat.serializers import (
     events_url,
 )
 from apps.chat.sse import event_stream_response
-from apps.core.api import Pagination
+from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.selectors import folder_get
+from apps.library.apis import folder_or_404
 
 MAX_MESSAGE_CHARS = 8000
 
@@ -46,6 +46,15 @@ class EventStreamRenderer(BaseRenderer):
 
     def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
         return f"event: error\ndata: {json.dumps(data, default=str)}\n\n".encode()
+
+
+def run_streamed(run: AgentRun) -> HttpResponseBase:
+    """Execute `run` in this process and stream its events as the response."""
+    services.run_start_thread(run=run)
+    response = event_stream_response(run_id=run.pk)
+    response["X-Run-Id"] = str(run.pk)
+    response["X-Conversation-Id"] = str(run.conversation_id)
+    return response
 
 
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
@@ -79,9 +88,7 @@ class FolderChatApi(APIView):
         },
     )
     def post(self, request: Request, folder_id: int) -> HttpResponseBase:
-        folder = folder_get(user=request.user, folder_id=folder_id)
-        if folder is None:
-            raise Http404("Folder not found.")
+        folder = folder_or_404(request, folder_id)
         data = self.ChatInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -98,11 +105,7 @@ class FolderChatApi(APIView):
             agent_mode=values["agent_mode"],
         )
         if request.accepted_renderer.format == EventStreamRenderer.format:
-            services.run_start_thread(run=run)
-            response = event_stream_response(run_id=run.pk)
-            response["X-Run-Id"] = str(run.pk)
-            response["X-Conversation-Id"] = str(run.conversation_id)
-            return response
+            return run_streamed(run)
         services.run_enqueue(run=run)
         body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}
         return Response(ChatAcceptedOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)
@@ -121,9 +124,9 @@ class ConversationListApi(APIView):
         filters = self.ConversationFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         conversations = selectors.conversation_list(user=request.user, **filters.validated_data)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(conversations, request, view=self)
-        return paginator.get_paginated_response(ConversationOutputSerializer(page, many=True).data)
+        return paginated_response(
+            queryset=conversations, serializer_class=ConversationOutputSerializer, request=request, view=self
+        )
 
 
 class ConversationDetailApi(APIView):

@@ -15,9 +15,14 @@ _HISTORY_ROLES = {MessageRole.USER: Role.USER, MessageRole.AGENT: Role.ASSISTANT
 
 
 def conversation_list(
-    *, user: AbstractBaseUser | AnonymousUser, folder_id: int | None = None, status: str | None = None
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    folder_id: int | None = None,
+    status: str | None = None,
+    kind: str = ConversationKind.CHAT,
 ) -> QuerySet[Conversation]:
-    conversations = Conversation.objects.filter(owner_id=user.pk, kind=ConversationKind.CHAT)
+    """The owner's conversations of one kind, newest activity first, each with its message count."""
+    conversations = Conversation.objects.filter(owner_id=user.pk, kind=kind)
     if folder_id is not None:
         conversations = conversations.filter(folder_id=folder_id)
     if status:

@@ -7,7 +7,10 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
@@ -16,6 +19,15 @@ class Pagination(LimitOffsetPagination):
     beyond bigint (a 500), and no request should fetch a whole table at once."""
 
     max_limit = 500
+
+
+def paginated_response(
+    *, queryset: Any, serializer_class: type[BaseSerializer[Any]], request: Request, view: APIView
+) -> Response:
+    """One page of `queryset`, serialized, in the `{count, next, previous, results}` envelope."""
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
 
 
 class ApplicationError(Exception):

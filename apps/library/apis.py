@@ -11,13 +11,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api import ApplicationError, Pagination
+from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library import selectors, services
 from apps.library.models import File, FileStatus, Folder, SourceKind
 
 
-def _folder_or_404(request: Request, folder_id: int) -> Folder:
+def folder_or_404(request: Request, folder_id: int) -> Folder:
+    """The caller's folder, or a 404 (never someone else's: the same answer as a missing one)."""
     folder = selectors.folder_get(user=request.user, folder_id=folder_id)
     if folder is None:
         raise Http404("Folder not found.")
@@ -78,9 +79,12 @@ class FolderCollectionApi(APIView):
 
     @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(FolderOutputSerializer)})
     def get(self, request: Request) -> Response:
-        paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.folder_list(user=request.user), request, view=self)
-        return paginator.get_paginated_response(FolderOutputSerializer(page, many=True).data)
+        return paginated_response(
+            queryset=selectors.folder_list(user=request.user),
+            serializer_class=FolderOutputSerializer,
+            request=request,
+            view=self,
+        )
 
     @extend_schema(
         request=FolderCreateInputSerializer,
@@ -103,11 +107,11 @@ class FolderCollectionApi(APIView):
 class FolderDetailApi(APIView):
     @extend_schema(responses={200: FolderOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
-        return Response(FolderOutputSerializer(_folder_or_404(request, folder_id)).data)
+        return Response(FolderOutputSerializer(folder_or_404(request, folder_id)).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:
-        services.folder_delete(folder=_folder_or_404(request, folder_id))
+        services.folder_delete(folder=folder_or_404(request, folder_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -120,19 +124,17 @@ class FolderFilesApi(APIView):
         parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(FileOutputSerializer)}
     )
     def get(self, request: Request, folder_id: int) -> Response:
-        folder = _folder_or_404(request, folder_id)
+        folder = folder_or_404(request, folder_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         files = selectors.file_list(folder=folder, **filters.validated_data)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(files, request, view=self)
-        return paginator.get_paginated_response(FileOutputSerializer(page, many=True).data)
+        return paginated_response(queryset=files, serializer_class=FileOutputSerializer, request=request, view=self)
 
 
 class FolderReindexApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = _folder_or_404(request, folder_id)
+        folder = folder_or_404(request, folder_id)
         services.folder_index_enqueue(folder=folder)
         folder.refresh_from_db()
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
@@ -141,7 +143,7 @@ class FolderReindexApi(APIView):
 class FolderSyncApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = _folder_or_404(request, folder_id)
+        folder = folder_or_404(request, folder_id)
         if folder.status == "needs_reauth":
             raise ApplicationError("Reconnect Google Drive before syncing this folder.")
         services.folder_sync_enqueue(folder=folder)

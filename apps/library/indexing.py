@@ -304,7 +304,7 @@ def _file_prepare(claimed: _Claimed) -> FileOutcome | None:
     if file.size > settings.INDEX_MAX_FILE_BYTES:
         return _settle(claimed, FileStatus.SKIPPED, _too_big(file.size))
     try:
-        data, claimed.mime_type = source_for(folder=file.folder).read_bytes(_entry_of(file))
+        data, claimed.mime_type = source_for(folder=file.folder).read_bytes(source_entry_of(file))
     except SourceTransientError:
         raise
     except SourceError as exc:
@@ -418,7 +418,8 @@ def chunks_replace(*, file_id: int, folder_id: int, pieces: Sequence[ChunkPiece]
                 )
 
 
-def _entry_of(file: File) -> SourceEntry:
+def source_entry_of(file: File) -> SourceEntry:
+    """What the file's source needs to read it again (Drive shortcuts: their target, in `extra`)."""
     return SourceEntry(
         external_id=file.external_id,
         path=file.path,

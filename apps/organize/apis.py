@@ -12,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.core.api import ApplicationError, Pagination
+from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.selectors import folder_get
+from apps.library.apis import folder_or_404
 from apps.organize import selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
 from apps.organize.paths import file_path_clean, folder_path_clean
@@ -56,9 +56,9 @@ class SuggestionListApi(APIView):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         suggestions = selectors.suggestion_list(user=request.user, **filters.validated_data)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(suggestions, request, view=self)
-        return paginator.get_paginated_response(SuggestionOutputSerializer(page, many=True).data)
+        return paginated_response(
+            queryset=suggestions, serializer_class=SuggestionOutputSerializer, request=request, view=self
+        )
 
 
 class SuggestionRespondApi(APIView):
@@ -129,9 +129,7 @@ class OrganizeApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.OrganizeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_get(user=request.user, folder_id=data.validated_data["folder_id"])
-        if folder is None:
-            raise Http404("Folder not found.")
+        folder = folder_or_404(request, data.validated_data["folder_id"])
         outcomes = services.files_suggest(
             folder=folder, paths=data.validated_data.get("paths"), force=data.validated_data["force"]
         )
@@ -153,9 +151,7 @@ class MoveListApi(APIView):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         moves = selectors.move_list(user=request.user, **filters.validated_data)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(moves, request, view=self)
-        return paginator.get_paginated_response(MoveOutputSerializer(page, many=True).data)
+        return paginated_response(queryset=moves, serializer_class=MoveOutputSerializer, request=request, view=self)
 
 
 class MoveUndoApi(APIView):

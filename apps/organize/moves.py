@@ -17,12 +17,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-
-from django.utils import timezone
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from apps.connectors.base import Source, SourceEntry, SourceError, SourceNotFoundError, SourceTransientError
 from apps.core.api import ApplicationError, ConflictError
-from apps.library.indexing import source_for
+from apps.library.indexing import source_entry_of, source_for
 from apps.library.models import File, FileStatus, Folder
 
 logger = logging.getLogger(__name__)
@@ -54,16 +54,10 @@ def file_relocate(*, file_id: int, expected_path: str, new_path: str) -> tuple[F
     )
     _check_index(file=file, expected_path=expected_path, new_path=new_path)
     source = source_for(folder=file.folder)
-    entry = _entry_of(file)
+    entry = source_entry_of(file)
     _check_unchanged(source=source, entry=entry, file=file)
-    try:
+    with _source_errors(file=file, doing="move"):
         moved = source.move(entry, new_path)
-    except SourceTransientError as exc:
-        raise SourceUnavailableError(f"The folder's source is unavailable right now ({exc}); try again.") from exc
-    except SourceNotFoundError as exc:
-        raise ConflictError(f"{file.path} is gone from the folder; nothing was moved.") from exc
-    except SourceError as exc:
-        raise ConflictError(f"Could not move {file.path}: {exc}") from exc
     old_path = file.path
     try:
         settled_checksum = file.indexed_checksum == file.checksum
@@ -99,18 +93,25 @@ def _check_unchanged(*, source: Source, entry: SourceEntry, file: File) -> None:
     algorithm = "sha256" if _SHA256.match(file.checksum) else "md5" if _MD5.match(file.checksum) else None
     if algorithm is None:
         return  # a size/mtime stamp or a Drive version: the source move itself is the only check
-    try:
+    with _source_errors(file=file, doing="read"):
         data, _ = source.read_bytes(entry)
-    except SourceNotFoundError as exc:
-        raise ConflictError(f"{file.path} is gone from the folder; nothing was moved.") from exc
-    except SourceTransientError as exc:
-        raise SourceUnavailableError(f"The folder's source is unavailable right now ({exc}); try again.") from exc
-    except SourceError as exc:
-        raise ConflictError(f"Could not read {file.path}: {exc}") from exc
     if hashlib.new(algorithm, data, usedforsecurity=False).hexdigest() != file.checksum:
         raise ConflictError(
             f"{file.path} changed since it was indexed; nothing was moved. It will be re-indexed on the next sync."
         )
+
+
+@contextmanager
+def _source_errors(*, file: File, doing: str) -> Iterator[None]:
+    """A source's failure as the API's answer: 503 when it may pass, otherwise a 409."""
+    try:
+        yield
+    except SourceTransientError as exc:
+        raise SourceUnavailableError(f"The folder's source is unavailable right now ({exc}); try again.") from exc
+    except SourceNotFoundError as exc:
+        raise ConflictError(f"{file.path} is gone from the folder; nothing was moved.") from exc
+    except SourceError as exc:
+        raise ConflictError(f"Could not {doing} {file.path}: {exc}") from exc
 
 
 def _reverse(*, source: Source, moved: SourceEntry, path: str) -> None:
@@ -118,15 +119,3 @@ def _reverse(*, source: Source, moved: SourceEntry, path: str) -> None:
         source.move(moved, path)
     except SourceError:
         logger.exception("could not move %s back to %s after a failed index update", moved.path, path)
-
-
-def _entry_of(file: File) -> SourceEntry:
-    return SourceEntry(
-        external_id=file.external_id,
-        path=file.path,
-        name=file.name,
-        mime_type=file.mime_type,
-        size=file.size,
-        checksum=file.checksum,
-        modified_time=file.modified_time or timezone.now(),
-    )

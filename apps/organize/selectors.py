@@ -85,7 +85,8 @@ class OrganizeInputs:
         )
 
 
-def organize_inputs(*, file: File) -> OrganizeInputs:
+def organize_inputs(*, file: File, preferences: OrganizationSettings | None = None) -> OrganizeInputs:
+    """`preferences`: the owner's settings when the caller has already read them."""
     folder = file.folder
     tree = folder_tree(folder_id=folder.pk)
     text = guideline_read(folder=folder)
@@ -103,7 +104,7 @@ def organize_inputs(*, file: File) -> OrganizeInputs:
         decisions=decisions,
         learned=learned_targets(decisions),
         rejected_here=frozenset(rejected),
-        settings=organization_settings_get(owner_id=folder.owner_id),
+        settings=organization_settings_get(owner_id=folder.owner_id) if preferences is None else preferences,
     )
 
 

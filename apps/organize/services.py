@@ -121,9 +121,7 @@ def suggestion_create(
                 raise ConflictError(f"{file.path} already has a pending suggestion ({pending.target_folder}).")
             if pending.target_folder == target:
                 return pending
-            pending.status = SuggestionStatus.EXPIRED
-            pending.decided_at = now
-            pending.save(update_fields=["status", "decided_at", "updated_at"])
+            _decide(pending, status=SuggestionStatus.EXPIRED, now=now)
         conversation = conversation or inbox_conversation_current(folder=file.folder)
         try:
             with transaction.atomic():
@@ -186,7 +184,7 @@ def file_suggest(
     blocked = _blocker(file=file, preferences=preferences, on_demand=on_demand)
     if blocked is not None:
         return blocked
-    inputs = organize_inputs(file=file)
+    inputs = organize_inputs(file=file, preferences=preferences)
     proposal = inputs.propose(ignore_rejections=force)
     best = proposal.best
     if best is None:
@@ -209,7 +207,7 @@ def file_suggest(
         )
     except ApplicationError as exc:  # a pending one raced in, or the guideline names an unusable folder
         return SuggestOutcome(path=file.path, skipped=exc.message)
-    move = None if on_demand else auto_move_if_allowed(suggestion=suggestion)
+    move = None if on_demand else auto_move_if_allowed(suggestion=suggestion, preferences=preferences)
     return SuggestOutcome(path=file.path, suggestion=suggestion, move=move)
 
 
@@ -219,8 +217,12 @@ def auto_suggest_blocker(*, file: File) -> SuggestOutcome | None:
     return _blocker(file=file, preferences=preferences, on_demand=False)
 
 
-def auto_move_if_allowed(*, suggestion: OrganizationSuggestion) -> FileMove | None:
-    preferences = organization_settings_get(owner_id=suggestion.owner_id)
+def auto_move_if_allowed(
+    *, suggestion: OrganizationSuggestion, preferences: OrganizationSettings | None = None
+) -> FileMove | None:
+    """Move at once when the owner allows it at this confidence; `preferences` if already read."""
+    if preferences is None:
+        preferences = organization_settings_get(owner_id=suggestion.owner_id)
     if preferences.auto_move and suggestion.confidence >= preferences.auto_move_threshold:
         return suggestion_auto_move(suggestion_id=suggestion.pk)
     return None
@@ -273,21 +275,16 @@ def suggestion_respond(
             raise NotFoundError("Suggestion not found.")
         _ensure_open(suggestion, now=now)
         if action == DecisionAction.REJECT:
-            suggestion.status = SuggestionStatus.REJECTED
-            suggestion.decided_at = now
-            suggestion.save(update_fields=["status", "decided_at", "updated_at"])
+            _decide(suggestion, status=SuggestionStatus.REJECTED, now=now)
             _decision_record(suggestion=suggestion, action=action, final_target="")
             return RespondOutcome(suggestion=suggestion, move=None, message=None)
         target = chosen or suggestion.target_folder
-        move = _move(suggestion=suggestion, target=target, automatic=False)
-        suggestion.status = SuggestionStatus.ACCEPTED
-        suggestion.decided_at = now
-        suggestion.save(update_fields=["status", "decided_at", "updated_at"])
-        _decision_record(suggestion=suggestion, action=action, final_target=target)
+        move = _accept(suggestion=suggestion, target=target, automatic=False, now=now)
+        decision = _decision_record(suggestion=suggestion, action=action, final_target=target)
         message = _action_message(
             suggestion=suggestion, details=f"Moved {move.from_path} to {move.to_path}.", move=move
         )
-    _propose_guideline_line(suggestion=suggestion, target=target)
+    _propose_guideline_line(suggestion=suggestion, target=target, embedding=decision.digest_embedding)
     return RespondOutcome(suggestion=suggestion, move=move, message=message)
 
 
@@ -300,10 +297,7 @@ def suggestion_auto_move(*, suggestion_id: int) -> FileMove | None:
                 .select_related("message")
                 .get(pk=suggestion_id, status=SuggestionStatus.PENDING)
             )
-            move = _move(suggestion=suggestion, target=suggestion.target_folder, automatic=True)
-            suggestion.status = SuggestionStatus.ACCEPTED
-            suggestion.decided_at = timezone.now()
-            suggestion.save(update_fields=["status", "decided_at", "updated_at"])
+            move = _accept(suggestion=suggestion, target=suggestion.target_folder, automatic=True, now=timezone.now())
             _action_message(
                 suggestion=suggestion,
                 details=(
@@ -354,10 +348,11 @@ def move_undo(*, move_id: int, owner_id: int) -> FileMove:
     return move
 
 
-def _move(*, suggestion: OrganizationSuggestion, target: str, automatic: bool) -> FileMove:
+def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool, now: dt.datetime) -> FileMove:
+    """Move the file into `target` and mark the suggestion accepted."""
     new_path = target + PurePosixPath(suggestion.source_path).name
     file, old_path = file_relocate(file_id=suggestion.file_id, expected_path=suggestion.source_path, new_path=new_path)
-    return FileMove.objects.create(
+    move = FileMove.objects.create(
         owner_id=suggestion.owner_id,
         file=file,
         suggestion=suggestion,
@@ -365,6 +360,8 @@ def _move(*, suggestion: OrganizationSuggestion, target: str, automatic: bool) -
         to_path=file.path,
         automatic=automatic,
     )
+    _decide(suggestion, status=SuggestionStatus.ACCEPTED, now=now)
+    return move
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -385,6 +382,12 @@ def _blocker(*, file: File, preferences: OrganizationSettings, on_demand: bool) 
     if pending is not None:
         return SuggestOutcome(path=file.path, suggestion=pending, skipped="a suggestion is already pending")
     return None
+
+
+def _decide(suggestion: OrganizationSuggestion, *, status: str, now: dt.datetime) -> None:
+    suggestion.status = status
+    suggestion.decided_at = now
+    suggestion.save(update_fields=["status", "decided_at", "updated_at"])
 
 
 def _ensure_open(suggestion: OrganizationSuggestion, *, now: dt.datetime) -> None:
@@ -434,9 +437,11 @@ def _action_message(*, suggestion: OrganizationSuggestion, details: str, move: F
     )
 
 
-def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str) -> None:
-    """After enough consistent acceptances, offer a guideline line (a message; never written)."""
-    embedding = File.objects.filter(pk=suggestion.file_id).values_list("embedding", flat=True).first()
+def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str, embedding: Any) -> None:
+    """After enough consistent acceptances, offer a guideline line (a message; never written).
+
+    `embedding`: the file's, as its decision recorded it.
+    """
     decisions = similar_decisions(owner_id=suggestion.owner_id, folder_id=suggestion.folder_id, embedding=embedding)
     proposal = guideline_proposal(decisions=decisions, target=target)
     if proposal is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -13,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from apps.library.selectors import folder_get
+from apps.library.apis import folder_or_404
 from apps.search.selectors import K_MAX, chunk_search
 from apps.search.types import SearchFilters, SearchMode
 
@@ -57,9 +56,7 @@ class FolderSearchApi(APIView):
 
     @extend_schema(request=SearchInputSerializer, responses={200: SearchOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = folder_get(user=request.user, folder_id=folder_id)
-        if folder is None:
-            raise Http404("Folder not found.")
+        folder = folder_or_404(request, folder_id)
         data = self.SearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

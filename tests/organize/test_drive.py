@@ -13,7 +13,7 @@ from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder
 from apps.library.sync import folder_sync
-from apps.organize.services import file_suggest
+from apps.organize.services import file_suggest, suggestion_create
 
 pytestmark = pytest.mark.django_db
 
@@ -109,3 +109,24 @@ def test_a_namesake_in_the_drive_target_is_a_conflict(auth_client, drive):
     assert drive.state.item(drive.ids["w2"]).parents == [drive.ids["inbox"]]
     w2.refresh_from_db()
     assert w2.path == "inbox/W2_2024.txt"
+
+
+def test_accept_moves_a_drive_shortcut_checking_its_target_content(
+    auth_client, drive, django_capture_on_commit_callbacks
+):
+    """A shortcut's content is its target's: the move reads the target, not the shortcut itself."""
+    target = drive.state.add_file("W2_2022.txt", W2.replace(b"2024", b"2022"), parent_id=drive.ids["taxes"])
+    link = drive.state.add_shortcut("W2_2022 link", parent_id=drive.ids["inbox"], target_id=target)
+    with django_capture_on_commit_callbacks(execute=True):
+        folder_index(folder_id=drive.folder.pk, inline=True)
+    shortcut = File.objects.get(folder=drive.folder, external_id=link)
+    assert shortcut.source_extra and shortcut.status == "indexed"
+    suggestion = suggestion_create(file=shortcut, target="taxes/", reasoning="a W-2", confidence=0.9)
+
+    response = auth_client.post(f"/api/inbox/suggestions/{suggestion.pk}/respond", {"action": "accept"}, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert drive.state.item(link).parents == [drive.ids["taxes"]]
+    assert drive.state.item(target).parents == [drive.ids["taxes"]]
+    shortcut.refresh_from_db()
+    assert shortcut.path == "taxes/W2_2022 link" and shortcut.checksum == shortcut.indexed_checksum

@@ -32,6 +32,7 @@ def test_search_returns_hits_and_timing(auth_client, corpus):
         "distance": None,
         "keyword_score": pytest.approx(code["keyword_score"]),
     }
+    assert code["keyword_score"] > 0  # the line above only says the key is there
 
 
 def test_search_takes_mode_and_filters(auth_client, corpus):

@@ -14,17 +14,16 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from apps.chat.apis import MAX_MESSAGE_CHARS, EventStreamRenderer
+from apps.chat.apis import MAX_MESSAGE_CHARS, EventStreamRenderer, run_streamed
 from apps.chat.inbox import selectors
 from apps.chat.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
 from apps.chat.inbox.services import inbox_conversation_start, inbox_message_post
 from apps.chat.models import AgentRun, Conversation, ConversationStatus
 from apps.chat.serializers import events_url
-from apps.chat.services import conversation_archive, run_enqueue, run_start_thread
-from apps.chat.sse import event_stream_response
-from apps.core.api import Pagination
+from apps.chat.services import conversation_archive, run_enqueue
+from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.selectors import folder_get
+from apps.library.apis import folder_or_404
 
 DETAIL_MESSAGES = 200
 
@@ -39,11 +38,7 @@ def _conversation_or_404(request: Request, conversation_id: int) -> Conversation
 def _run_response(request: Request, *, conversation: Conversation, run: AgentRun) -> HttpResponseBase:
     """Stream the run in this response (`Accept: text/event-stream`) or queue it: 202 + events URL."""
     if request.accepted_renderer.format == EventStreamRenderer.format:
-        run_start_thread(run=run)
-        response = event_stream_response(run_id=run.pk)
-        response["X-Run-Id"] = str(run.pk)
-        response["X-Conversation-Id"] = str(conversation.pk)
-        return response
+        return run_streamed(run)
     run_enqueue(run=run)
     conversation = _conversation_or_404(request, conversation.pk)
     messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=selectors.LIST_MESSAGES)
@@ -83,9 +78,9 @@ class InboxConversationCollectionApi(APIView):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         conversations = selectors.inbox_conversation_list(user=request.user, **filters.validated_data)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(conversations, request, view=self)
-        return paginator.get_paginated_response(InboxConversationOutputSerializer(page, many=True).data)
+        return paginated_response(
+            queryset=conversations, serializer_class=InboxConversationOutputSerializer, request=request, view=self
+        )
 
     @extend_schema(
         request=StartInputSerializer,
@@ -98,9 +93,7 @@ class InboxConversationCollectionApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         data = self.StartInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_get(user=request.user, folder_id=data.validated_data["folder_id"])
-        if folder is None:
-            raise Http404("Folder not found.")
+        folder = folder_or_404(request, data.validated_data["folder_id"])
         conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
         if run is not None:
             return _run_response(request, conversation=conversation, run=run)
