@@ -196,6 +196,7 @@ def test_list_recent_files_newest_first_and_by_type(library, secret_file):
     _, everything = run_tool(library, "list_recent_files")
     _, pdfs = run_tool(library, "list_recent_files", type="pdf", limit=1)
     _, by_mime = run_tool(library, "list_recent_files", type="text/")
+    _, by_full_mime = run_tool(library, "list_recent_files", type="TEXT/markdown")
 
     assert [f["path"] for f in everything["files"]] == [
         "travel/passport.txt",
@@ -205,6 +206,7 @@ def test_list_recent_files_newest_first_and_by_type(library, secret_file):
     ]
     assert [f["path"] for f in pdfs["files"]] == ["finance/W2_2024.pdf"]
     assert {f["path"] for f in by_mime["files"]} == {"travel/passport.txt", "recipes/pancakes.md"}
+    assert [f["path"] for f in by_full_mime["files"]] == ["recipes/pancakes.md"]
 
 
 def test_search_by_date_range_lists_files_or_searches_within_the_range(library):

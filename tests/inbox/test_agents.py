@@ -6,6 +6,8 @@ wire. Agent tools run in worker threads with their own connections, hence transa
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from apps.chat.inbox.conversations import inbox_conversation_current
@@ -16,6 +18,7 @@ from apps.chat.models import Message
 from apps.chat.services import run_execute
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
+from apps.llm.types import Usage
 from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion
 from apps.organize.services import file_suggest, file_suggest_auto, suggestion_respond
 from tests.support.llm_wire_stub import StubToolCall
@@ -295,6 +298,17 @@ def test_a_failing_query_model_falls_back_to_standard_mode(sample, scripted):
 
     assert run.fallback_reason.startswith("model error")
     assert answer(run).content["text"] == "The W-2 is in the inbox [1]."
+
+
+def test_a_query_fallback_counts_the_tokens_the_failed_agent_spent(sample, scripted):
+    searched = replace(tool_call_response(("search_files", {"query": "W-2"})), usage=Usage(100, 5))
+    answered = replace(text_response("The W-2 is in the inbox [1]."), usage=Usage(20, 3))
+    scripted.push(router_json("query"), searched, LLMUnavailableError("down"), answered)
+
+    run, _ = send(sample.folder, "where is the W-2?")
+
+    assert run.fallback_reason.startswith("model error") and run.metrics["agent"] == "query"
+    assert run.metrics["tokens"] == {"input": 120, "output": 8}
 
 
 def test_with_a_model_the_digest_hook_asks_the_organize_agent(sample, scripted, user):

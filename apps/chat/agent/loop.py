@@ -220,7 +220,7 @@ class _AgentLoop:
             with self._text_lock:
                 self._text_open = False
             raise self._timed_out() from None
-        self.usage = _add(self.usage, response.usage)
+        self.usage += response.usage
         self.model = response.model or self.model
         return response
 
@@ -323,7 +323,7 @@ class _AgentLoop:
             )
         if output.usage is not None:
             self.llm_calls += 1
-            self.usage = _add(self.usage, output.usage)
+            self.usage += output.usage
         tool = self.tools.get(call.name)
         self.kinds[tool.kind if tool else ToolKind.OTHER] += 1
         summary = _clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
@@ -412,12 +412,6 @@ def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext) -> tuple
 
 def _json_value(value: Any) -> str:
     return value.isoformat() if isinstance(value, dt.date) else str(value)
-
-
-def _add(total: Usage, more: Usage) -> Usage:
-    return Usage(
-        input_tokens=total.input_tokens + more.input_tokens, output_tokens=total.output_tokens + more.output_tokens
-    )
 
 
 def _clip(text: str, limit: int) -> str:

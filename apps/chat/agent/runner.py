@@ -1,38 +1,38 @@
-"""Agent mode for folder chat: the research loop over the folder's tools, standard mode as fallback."""
+"""Agent mode for folder chat: the research loop over the folder's tools, standard mode as fallback.
+
+`run_question`, `outcome_result` and `standard_fallback` are the parts every agent runner shares
+(the inbox runner uses them too).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import Any
 
 from django.conf import settings
 
-from apps.chat.agent.loop import AgentFallbackError, agent_loop_run
+from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.events import RunEvents
-from apps.chat.models import AgentRun
+from apps.chat.models import AgentRun, Message
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
 from apps.library.models import Folder
-from apps.llm.types import Usage
 
 logger = logging.getLogger(__name__)
 
 
 def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
-    if run.question is None:
-        raise ValueError(f"run {run.pk} has no question")
-    question = str(run.question.content.get("text", ""))
+    question_message = run_question(run)
+    question = str(question_message.content.get("text", ""))
     conversation = run.conversation
-    # The tools' only authorization is the folder id; make sure it is the asker's folder.
-    if not Folder.objects.filter(pk=conversation.folder_id, owner_id=run.owner_id).exists():
-        raise ApplicationError("Folder not found.")
     history = conversation_history(
         conversation_id=conversation.pk,
-        before_message_id=run.question.pk,
+        before_message_id=question_message.pk,
         max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
         max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
     )
@@ -47,28 +47,47 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
             events=events,
         )
     except AgentFallbackError as exc:
-        logger.warning("run %s: agent fell back to standard mode: %s", run.pk, exc.reason)
-        events.status("fallback", reason=exc.reason)
-        result = chat_run_standard(run=run, events=events)
-        progress = exc.progress
-        return dataclasses.replace(
-            result,
-            usage=Usage(
-                input_tokens=result.usage.input_tokens + progress.usage.input_tokens,
-                output_tokens=result.usage.output_tokens + progress.usage.output_tokens,
-            ),
-            metrics={**result.metrics, "fallback_used": True, "agent": progress.metrics},
-            iterations=progress.iterations,
-            tool_calls=progress.tool_calls,
-            fallback_reason=exc.reason,
-        )
+        return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})
+    return outcome_result(outcome)
+
+
+def run_question(run: AgentRun) -> Message:
+    """The run's question, once the run's folder is known to be the asker's."""
+    if run.question is None:
+        raise ValueError(f"run {run.pk} has no question")
+    # The tools' only authorization is the folder id; make sure it is the asker's folder.
+    if not Folder.objects.filter(pk=run.conversation.folder_id, owner_id=run.owner_id).exists():
+        raise ApplicationError("Folder not found.")
+    return run.question
+
+
+def outcome_result(outcome: AgentOutcome, *, metrics: dict[str, Any] | None = None) -> RunResult:
+    """An answered loop as the run's result; `metrics` are added to the loop's own."""
     progress = outcome.progress
     return RunResult(
         text=outcome.text,
         citations=outcome.citations,
         model=outcome.model,
         usage=progress.usage,
-        metrics=progress.metrics,
+        metrics={**progress.metrics, **(metrics or {})},
         iterations=progress.iterations,
         tool_calls=progress.tool_calls,
+    )
+
+
+def standard_fallback(
+    *, run: AgentRun, events: RunEvents, error: AgentFallbackError, metrics: dict[str, Any]
+) -> RunResult:
+    """Standard mode's answer, counting what the failed loop did and spent; `metrics` go with it."""
+    logger.warning("run %s: agent fell back to standard mode: %s", run.pk, error.reason)
+    events.status("fallback", reason=error.reason)
+    result = chat_run_standard(run=run, events=events)
+    progress = error.progress
+    return dataclasses.replace(
+        result,
+        usage=result.usage + progress.usage,
+        metrics={**result.metrics, "fallback_used": True, **metrics},
+        iterations=progress.iterations,
+        tool_calls=progress.tool_calls,
+        fallback_reason=error.reason,
     )

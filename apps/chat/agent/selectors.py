@@ -7,7 +7,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Min, QuerySet
+from django.db.models import Count, Max, Min, Q, QuerySet
 
 from apps.library.models import Chunk, File, Folder
 
@@ -23,12 +23,11 @@ class Block:
 
 
 def folder_file_get(*, folder_id: int, file_id: int) -> File | None:
-    return File.objects.filter(pk=file_id, folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED).first()
+    return folder_files(folder_id).filter(pk=file_id).first()
 
 
 def folder_files_get(*, folder_id: int, file_ids: list[int]) -> dict[int, File]:
-    files = File.objects.filter(pk__in=file_ids, folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED)
-    return {file.pk: file for file in files}
+    return {file.pk: file for file in folder_files(folder_id).filter(pk__in=file_ids)}
 
 
 def file_blocks(*, folder_id: int, file_id: int, limit: int) -> list[Block]:
@@ -41,20 +40,24 @@ def file_blocks(*, folder_id: int, file_id: int, limit: int) -> list[Block]:
     return [Block(chunk_id=row[0], chunk_index=row[1], text=row[2], location=row[3] or {}) for row in rows]
 
 
+def file_type_q(kind: str) -> Q:
+    """Files of a kind, as the tools' `type` argument gives it: a MIME type ("application/pdf"),
+    a prefix ("image/") or an extension ("pdf", ".pdf")."""
+    if "/" not in kind:
+        return Q(name__iendswith="." + kind.lstrip("."))
+    return Q(mime_type__istartswith=kind) if kind.endswith("/") else Q(mime_type__iexact=kind)
+
+
 def folder_recent_files(*, folder_id: int, limit: int, file_type: str | None = None) -> list[File]:
-    """Newest first by modification time. `file_type` is a MIME type or prefix ("image/") or an
-    extension ("pdf", ".pdf")."""
-    files = _files(folder_id)
+    """Newest first by modification time, optionally of one kind (see `file_type_q`)."""
+    files = folder_files(folder_id)
     if file_type:
-        if "/" in file_type:
-            files = files.filter(mime_type__istartswith=file_type)
-        else:
-            files = files.filter(name__iendswith="." + file_type.lstrip("."))
+        files = files.filter(file_type_q(file_type))
     return list(files.order_by("-modified_time", "-id")[:limit])
 
 
 def folder_files_modified_between(*, folder_id: int, after: dt.datetime, before: dt.datetime, limit: int) -> list[File]:
-    files = _files(folder_id).filter(modified_time__gte=after, modified_time__lt=before)
+    files = folder_files(folder_id).filter(modified_time__gte=after, modified_time__lt=before)
     return list(files.order_by("-modified_time", "-id")[:limit])
 
 
@@ -79,5 +82,6 @@ def folder_stats(*, folder_id: int) -> dict[str, Any] | None:
     }
 
 
-def _files(folder_id: int) -> QuerySet[File]:
+def folder_files(folder_id: int) -> QuerySet[File]:
+    """The folder's files, without the columns no tool reads (vectors, preview)."""
     return File.objects.filter(folder_id=folder_id).defer(*_FILE_FIELDS_UNUSED)

@@ -30,19 +30,10 @@ _ids = itertools.count(1)
 
 
 class _Planner:
+    """Plans every turn from the transcript alone: prompts, limits and streaming mean nothing to it,
+    and every turn is tool calls (respond_to_user ends the loop)."""
+
     model = "offline-planner"
-
-    def _call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
-        return ToolCall(id=f"inbox_{next(_ids)}", name=name, arguments=arguments)
-
-    def _calls(self, *calls: ToolCall) -> LLMResponse:
-        return LLMResponse(text="", tool_calls=calls, stop_reason=StopReason.TOOL_USE, model=self.model)
-
-
-class OfflineQueryPlanner(_Planner):
-    def __init__(self, *, search_query: str, answerer: ExtractiveProvider | None = None) -> None:
-        self.search_query = search_query
-        self.answerer = answerer or ExtractiveProvider()
 
     def complete(
         self,
@@ -54,19 +45,35 @@ class OfflineQueryPlanner(_Planner):
         temperature: float | None = None,
         on_text: TextCallback | None = None,
     ) -> LLMResponse:
+        calls = self._plan(messages)
+        return LLMResponse(text="", tool_calls=tuple(calls), stop_reason=StopReason.TOOL_USE, model=self.model)
+
+    def _plan(self, messages: Sequence[Message]) -> Sequence[ToolCall]:
+        raise NotImplementedError
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
+        return ToolCall(id=f"inbox_{next(_ids)}", name=name, arguments=arguments)
+
+
+class OfflineQueryPlanner(_Planner):
+    def __init__(self, *, search_query: str, answerer: ExtractiveProvider | None = None) -> None:
+        self.search_query = search_query
+        self.answerer = answerer or ExtractiveProvider()
+
+    def _plan(self, messages: Sequence[Message]) -> Sequence[ToolCall]:
         turn = read_turn(messages)
         if not turn.steps:
-            return self._calls(self._first_call(turn.question))
+            return [self._first_call(turn.question)]
         step = turn.steps[-1]
         payload = step.payload() or {}
         if step.call.name == "get_stats":
-            return self._calls(self._respond(_stats_text(payload), []))
+            return [self._respond(_stats_text(payload), [])]
         if step.call.name == "list_recent_files":
             files = payload.get("files", [])[:MAX_CARDS]
             names = ", ".join(str(item.get("file_name", "")) for item in files)
             text = f"Your most recent files: {names}." if files else "There are no files yet."
-            return self._calls(self._respond(text, [item["file_id"] for item in files]))
-        return self._calls(self._answer_search(messages, payload))
+            return [self._respond(text, [item["file_id"] for item in files])]
+        return [self._answer_search(messages, payload)]
 
     def _first_call(self, question: str) -> ToolCall:
         if _STATS.search(question):
@@ -99,25 +106,15 @@ class OfflineOrganizePlanner(_Planner):
         self.paths = list(paths)
         self.target = target
 
-    def complete(
-        self,
-        *,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        system: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_text: TextCallback | None = None,
-    ) -> LLMResponse:
+    def _plan(self, messages: Sequence[Message]) -> Sequence[ToolCall]:
         steps = read_turn(messages).steps
-        names = {step.call.name for step in steps}
         if not steps:
-            return self._calls(self._call("read_guideline", {}), self._call("get_folder_tree", {"depth": 2}))
-        if "suggest_organization" not in names:
-            target = {"target": self.target} if self.target else {}
-            return self._calls(*(self._call("suggest_organization", {"path": path, **target}) for path in self.paths))
+            return [self._call("read_guideline", {}), self._call("get_folder_tree", {"depth": 2})]
         suggested = [step for step in steps if step.call.name == "suggest_organization"]
-        return self._calls(self._call("respond_to_user", {"message": organize_summary(suggested)}))
+        if not suggested:
+            target = {"target": self.target} if self.target else {}
+            return [self._call("suggest_organization", {"path": path, **target}) for path in self.paths]
+        return [self._call("respond_to_user", {"message": organize_summary(suggested)})]
 
 
 def organize_summary(steps: Sequence[Step]) -> str:

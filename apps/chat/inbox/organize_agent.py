@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import Field
 
@@ -32,7 +31,6 @@ from apps.chat.events import RunEvents
 from apps.chat.inbox.conversations import inbox_conversation_current
 from apps.chat.inbox.offline import OfflineOrganizePlanner
 from apps.chat.inbox.query_agent import FileRefInput
-from apps.chat.inbox.selectors import file_id_by_path
 from apps.chat.inbox.state import InboxRunState, ReplyEndsLoop, respond_tool
 from apps.chat.prompts import HistoryTurn
 from apps.core.api import ApplicationError
@@ -366,8 +364,8 @@ def _agent_llm(*, paths: Sequence[str], target: str | None) -> LLMProvider:
     return llm
 
 
-def _file(folder_id: int, reference: Any) -> File | None:
-    file_id = reference.file_id or file_id_by_path(folder_id=folder_id, path=reference.path or "")
+def _file(folder_id: int, reference: FileRefInput) -> File | None:
+    file_id = reference.file_id_in(folder_id)
     if file_id is None:
         return None
     return File.objects.select_related("folder").defer("search_vector").filter(pk=file_id, folder_id=folder_id).first()

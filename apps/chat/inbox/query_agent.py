@@ -24,6 +24,7 @@ from apps.chat.agent.registry import (
 )
 from apps.chat.agent.tools.documents import ReadDocumentInput, read_document
 from apps.chat.agent.tools.files import FILE_TOOLS, FileIdInput, get_file_metadata
+from apps.chat.agent.tools.search import hit_passage
 from apps.chat.inbox.selectors import file_id_by_path, folder_mime_types
 from apps.chat.inbox.state import FileCard, Handoff, InboxRunState, files_resolve, respond_tool
 from apps.organize.paths import folder_path_clean
@@ -72,6 +73,10 @@ class FileRefInput(ToolInput):
         if (self.file_id is None) == (self.path is None):
             raise ValueError("give either file_id or path")
         return self
+
+    def file_id_in(self, folder_id: int) -> int | None:
+        """The id given, or the id of the file at the path given (None when there is none)."""
+        return self.file_id or file_id_by_path(folder_id=folder_id, path=self.path or "")
 
 
 class FileContentInput(FileRefInput):
@@ -123,13 +128,13 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
         return ToolOutput(data=data, summary=f"{len(results)} files", trace=f'"{arguments.query}" (files)')
 
     def get_file_content(arguments: FileContentInput, context: ToolContext) -> ToolOutput:
-        file_id = arguments.file_id or file_id_by_path(folder_id=context.folder_id, path=arguments.path or "")
+        file_id = arguments.file_id_in(context.folder_id)
         if file_id is None:
             return ToolOutput.error(NOT_FOUND)
         return read_document(ReadDocumentInput(doc_id=file_id, focus_query=arguments.focus_query), context)
 
     def get_metadata(arguments: FileRefInput, context: ToolContext) -> ToolOutput:
-        file_id = arguments.file_id or file_id_by_path(folder_id=context.folder_id, path=arguments.path or "")
+        file_id = arguments.file_id_in(context.folder_id)
         if file_id is None:
             return ToolOutput.error(NOT_FOUND)
         return get_file_metadata(FileIdInput(file_id=file_id), context)
@@ -201,17 +206,7 @@ def _search(*, query: str, folder_id: int, filters: SearchFilters, limit: int) -
             ),
         )
         if len(passages) < SEARCH_CHUNKS_PER_FILE:
-            passages.append(
-                Passage(
-                    file_id=hit.file_id,
-                    file_name=hit.file_name,
-                    path=hit.path,
-                    chunk_id=hit.chunk_id,
-                    text=hit.text,
-                    location=hit.location,
-                    score=hit.score,
-                )
-            )
+            passages.append(hit_passage(hit))
     for file_hit in file_search(folder_id=folder_id, query=query, k=limit, filters=filters):
         if file_hit.file_id not in found:
             card = FileCard(

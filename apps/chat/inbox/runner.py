@@ -23,10 +23,17 @@ from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.registry import ToolContext
+from apps.chat.agent.runner import outcome_result, run_question, standard_fallback
+from apps.chat.agent.selectors import folder_files
 from apps.chat.events import RunEvents
 from apps.chat.inbox.conversations import inbox_message_add, message_event_payload
 from apps.chat.inbox.offline import OfflineQueryPlanner
-from apps.chat.inbox.organize_agent import MAX_FILES_PER_RUN, organize_agent_run, organize_task
+from apps.chat.inbox.organize_agent import (
+    MAX_FILES_PER_RUN,
+    organize_agent_available,
+    organize_agent_run,
+    organize_task,
+)
 from apps.chat.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
 from apps.chat.inbox.router import Route, route_message
 from apps.chat.inbox.save import inbox_note_save
@@ -35,14 +42,12 @@ from apps.chat.inbox.state import InboxRunState, ReplyEndsLoop
 from apps.chat.models import AgentRun, Conversation, Message, MessageType
 from apps.chat.prompts import HistoryTurn
 from apps.chat.selectors import conversation_history
-from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
 from apps.library.models import File, Folder
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_llm
-from apps.llm.types import Usage
 from apps.organize.models import OrganizationSuggestion
 from apps.organize.paths import folder_path_clean, in_inbox
 from apps.organize.services import SuggestOutcome, file_suggest, suggestion_respond
@@ -101,12 +106,8 @@ class Turn:
 
 
 def chat_run_inbox(*, run: AgentRun, events: RunEvents) -> RunResult:
-    if run.question is None:
-        raise ValueError(f"run {run.pk} has no question")
+    question = run_question(run)
     conversation = run.conversation
-    if not Folder.objects.filter(pk=conversation.folder_id, owner_id=run.owner_id).exists():
-        raise ApplicationError("Folder not found.")
-    question = run.question
     text = str(question.content.get("text", ""))
     pending = pending_suggestions(conversation=conversation)
     route = route_message(
@@ -222,16 +223,7 @@ def _query(turn: Turn) -> RunResult:
             llm=ReplyEndsLoop(llm, state),
         )
     except AgentFallbackError as exc:
-        logger.warning("run %s: query agent fell back to standard mode: %s", turn.run.pk, exc.reason)
-        turn.events.status("fallback", reason=exc.reason)
-        result = chat_run_standard(run=turn.run, events=turn.events)
-        return dataclasses.replace(
-            result,
-            metrics={**result.metrics, "agent": "query", "fallback_used": True},
-            iterations=exc.progress.iterations,
-            tool_calls=exc.progress.tool_calls,
-            fallback_reason=exc.reason,
-        )
+        return standard_fallback(run=turn.run, events=turn.events, error=exc, metrics={"agent": "query"})
     if state.handoff is not None:
         turn.events.status("handoff", to="organize", files=len(state.handoff.file_ids), reason=state.handoff.reason)
         handed = _organize(turn, file_ids=list(state.handoff.file_ids), target=state.handoff.target)
@@ -247,7 +239,7 @@ def _query(turn: Turn) -> RunResult:
             },
             agent="query",
         )
-    return _agent_result(outcome, agent="query")
+    return outcome_result(outcome, metrics={"agent": "query"})
 
 
 def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str | None = None) -> RunResult:
@@ -257,8 +249,8 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
     if not paths:
         return _reply("There's nothing in inbox/ waiting to be organized. Which file do you mean?")
     state = turn.state()
-    offline = isinstance(get_llm("agent"), ExtractiveProvider)
-    waiting = [] if offline else [file.path for file in inbox_files(folder_id=folder_id)]
+    # The offline planner is told the files to organize; only a model gets the rest of the inbox.
+    waiting = [file.path for file in inbox_files(folder_id=folder_id)] if organize_agent_available() else []
     task = organize_task(message=turn.text, paths=paths, target=target, inbox=waiting)
     try:
         outcome = organize_agent_run(
@@ -279,7 +271,7 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
     _announce_suggestions(turn, suggestion_ids=state.suggestion_ids)
     for message in Message.objects.filter(pk__in=state.action_message_ids).order_by("id"):
         turn.events.emit("message", message_event_payload(message))
-    return _agent_result(outcome, agent="organize")
+    return outcome_result(outcome, metrics={"agent": "organize"})
 
 
 _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
@@ -298,7 +290,7 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> list[str]:
     """The files a message means: handed over, named, referred back to, or the whole inbox."""
     folder_id = turn.conversation.folder_id
-    files = File.objects.filter(folder_id=folder_id).defer("embedding", "search_vector", "preview")
+    files = folder_files(folder_id)
     if file_ids:
         by_id = {file.pk: file.path for file in files.filter(pk__in=file_ids)}
         return [by_id[pk] for pk in file_ids if pk in by_id][:MAX_FILES_PER_RUN]
@@ -383,28 +375,12 @@ def _reply(text: str) -> RunResult:
     return RunResult(text=text, citations=(), model=NO_MODEL)
 
 
-def _agent_result(outcome: AgentOutcome, *, agent: str) -> RunResult:
-    progress = outcome.progress
-    return RunResult(
-        text=outcome.text,
-        citations=outcome.citations,
-        model=outcome.model,
-        usage=progress.usage,
-        metrics={**progress.metrics, "agent": agent},
-        iterations=progress.iterations,
-        tool_calls=progress.tool_calls,
-    )
-
-
 def _combined(handed: RunResult, first: AgentOutcome, *, handoff: dict[str, str]) -> RunResult:
     """The organize agent's answer, with the query agent's work counted in."""
     progress = first.progress
     return dataclasses.replace(
         handed,
-        usage=Usage(
-            input_tokens=handed.usage.input_tokens + progress.usage.input_tokens,
-            output_tokens=handed.usage.output_tokens + progress.usage.output_tokens,
-        ),
+        usage=handed.usage + progress.usage,
         metrics={**handed.metrics, "handoff": handoff, "query_agent": progress.metrics},
         iterations=handed.iterations + progress.iterations,
         tool_calls=progress.tool_calls + handed.tool_calls,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 
+from apps.chat.agent.selectors import file_type_q, folder_files
 from apps.chat.inbox.conversations import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
+from apps.chat.selectors import conversation_list
 from apps.library.models import File
 from apps.organize.models import OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX
@@ -20,27 +22,15 @@ def inbox_conversation_list(
     *, user: AbstractBaseUser | AnonymousUser, folder_id: int | None = None, status: str | None = None
 ) -> QuerySet[Conversation]:
     """Newest activity first, each with its latest messages (for a feed) and its message count."""
-    conversations = Conversation.objects.filter(owner_id=user.pk, kind=ConversationKind.INBOX)
-    if folder_id is not None:
-        conversations = conversations.filter(folder_id=folder_id)
-    if status:
-        conversations = conversations.filter(status=status)
     latest = Prefetch(
         "messages", queryset=Message.objects.order_by("-created_at", "-id")[:LIST_MESSAGES], to_attr="latest"
     )
-    return (
-        conversations.annotate(message_count=Count("messages"))
-        .prefetch_related(latest)
-        .order_by("-last_activity_at", "-id")
-    )
+    conversations = conversation_list(user=user, folder_id=folder_id, status=status, kind=ConversationKind.INBOX)
+    return conversations.prefetch_related(latest)
 
 
 def inbox_conversation_get(*, user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> Conversation | None:
-    return (
-        Conversation.objects.filter(owner_id=user.pk, kind=ConversationKind.INBOX, pk=conversation_id)
-        .annotate(message_count=Count("messages"))
-        .first()
-    )
+    return conversation_list(user=user, kind=ConversationKind.INBOX).filter(pk=conversation_id).first()
 
 
 def conversation_messages(*, conversation_id: int, limit: int) -> list[Message]:
@@ -88,11 +78,7 @@ def last_shown_file_ids(*, conversation_id: int, before_message_id: int) -> list
 
 
 def inbox_files(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list[File]:
-    return list(
-        File.objects.filter(folder_id=folder_id, path__startswith=INBOX)
-        .defer("embedding", "search_vector", "preview")
-        .order_by("path")[:limit]
-    )
+    return list(folder_files(folder_id).filter(path__startswith=INBOX).order_by("path")[:limit])
 
 
 def file_id_by_path(*, folder_id: int, path: str) -> int | None:
@@ -100,12 +86,6 @@ def file_id_by_path(*, folder_id: int, path: str) -> int | None:
 
 
 def folder_mime_types(*, folder_id: int, kind: str) -> tuple[str, ...]:
-    """The folder's MIME types of a kind: a type ('application/pdf'), a prefix ('image/') or an extension."""
-    files = File.objects.filter(folder_id=folder_id)
-    if "/" in kind:
-        files = (
-            files.filter(mime_type__istartswith=kind) if kind.endswith("/") else files.filter(mime_type__iexact=kind)
-        )
-    else:
-        files = files.filter(name__iendswith="." + kind.lstrip("."))
-    return tuple(sorted(set(files.exclude(mime_type="").values_list("mime_type", flat=True))))
+    """The folder's MIME types of a kind (see `file_type_q`)."""
+    files = File.objects.filter(file_type_q(kind), folder_id=folder_id).exclude(mime_type="")
+    return tuple(sorted(set(files.values_list("mime_type", flat=True))))

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
+from apps.chat.agent.selectors import folder_files
 from apps.chat.models import Conversation
 from apps.library.models import File
 from apps.llm.base import LLMProvider, stream_text
@@ -146,7 +147,7 @@ def files_resolve(*, folder_id: int, refs: Sequence[int | str]) -> tuple[list[Fi
     """Files of this folder named by id or path, in the order given; and the refs that name none."""
     ids = [int(ref) for ref in refs if isinstance(ref, int) or str(ref).isdigit()]
     paths = [ref for ref in refs if isinstance(ref, str) and not ref.isdigit()]
-    rows = File.objects.filter(folder_id=folder_id).defer("embedding", "search_vector", "preview")
+    rows = folder_files(folder_id)
     by_id = {file.pk: file for file in rows.filter(pk__in=ids)}
     by_path = {file.path: file for file in rows.filter(path__in=paths)}
     found: list[File] = []

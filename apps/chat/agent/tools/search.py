@@ -133,19 +133,20 @@ def _rewritten(arguments: RewriteQueryInput, query: str, *, method: str) -> Tool
     )
 
 
+def hit_passage(hit: SearchHit) -> Passage:
+    return Passage(
+        file_id=hit.file_id,
+        file_name=hit.file_name,
+        path=hit.path,
+        chunk_id=hit.chunk_id,
+        text=hit.text,
+        location=hit.location,
+        score=hit.score,
+    )
+
+
 def _passages(hits: list[SearchHit]) -> list[Passage]:
-    return [
-        Passage(
-            file_id=hit.file_id,
-            file_name=hit.file_name,
-            path=hit.path,
-            chunk_id=hit.chunk_id,
-            text=hit.text,
-            location=hit.location,
-            score=hit.score,
-        )
-        for hit in hits
-    ]
+    return [hit_passage(hit) for hit in hits]
 
 
 def _found(hits: list[SearchHit]) -> str:
