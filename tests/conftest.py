@@ -1,14 +1,22 @@
-"""Fixtures over the real services: the embedded PostgreSQL (+pgvector) and Redis."""
+"""Fixtures over the real services: the embedded PostgreSQL (+pgvector) and Redis; model providers
+and the Drive emulator shared by the suites that need them."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
+
+if TYPE_CHECKING:
+    from apps.connectors.drive.emulator import DriveEmulator
+    from apps.connectors.drive.emulator_state import DriveState
+    from apps.llm.scripted import ScriptedProvider
+    from tests.support.llm_wire_stub import LLMWireStub
 
 
 @pytest.fixture
@@ -61,3 +69,36 @@ def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen[bytes]]
         log_path=BASE_DIR / "var" / f"test-worker-{os.getpid()}.log",
     ) as process:
         yield process
+
+
+@pytest.fixture
+def scripted() -> Iterator[ScriptedProvider]:
+    """Every role (chat, router, agents) answers from this one script, in order."""
+    from apps.llm.factory import use_provider_for_tests
+    from apps.llm.scripted import ScriptedProvider
+
+    with use_provider_for_tests(ScriptedProvider()) as provider:
+        yield provider  # type: ignore[misc]
+
+
+@pytest.fixture
+def wire_stub() -> Iterator[LLMWireStub]:
+    """A local server speaking the OpenAI and Anthropic wire formats, for the real SDKs."""
+    from tests.support.llm_wire_stub import LLMWireStub
+
+    with LLMWireStub() as stub:
+        yield stub
+
+
+@pytest.fixture
+def emulator() -> Iterator[DriveEmulator]:
+    """The Drive emulator on a loopback port."""
+    from apps.connectors.drive.emulator import DriveEmulator
+
+    with DriveEmulator() as running:
+        yield running
+
+
+@pytest.fixture
+def state(emulator: DriveEmulator) -> DriveState:
+    return emulator.state

@@ -19,10 +19,7 @@ import pytest
 
 from apps.chat.services import chat_start, run_execute
 from apps.library.models import File, Folder
-from apps.llm.factory import use_provider_for_tests
-from apps.llm.scripted import ScriptedProvider
 from tests.chat.conftest import add_file, make_folder
-from tests.support.llm_wire_stub import LLMWireStub
 
 LIBRARY: dict[str, tuple[dt.date, list[tuple[str, dict]]]] = {
     "finance/W2_2024.pdf": (
@@ -88,18 +85,6 @@ def secret_file(other_user) -> File:
     return add_dated_file(
         folder=folder, path="deals/merger.txt", modified=dt.date(2025, 1, 1), chunks=[(SECRET_TEXT, {})]
     )
-
-
-@pytest.fixture
-def scripted() -> Iterator[ScriptedProvider]:
-    with use_provider_for_tests(ScriptedProvider()) as provider:
-        yield provider  # type: ignore[misc]
-
-
-@pytest.fixture
-def wire_stub() -> Iterator[LLMWireStub]:
-    with LLMWireStub() as stub:
-        yield stub
 
 
 def ask(folder: Folder, text: str, *, agent_mode: bool = True, conversation=None):

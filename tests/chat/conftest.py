@@ -10,10 +10,8 @@ import pytest
 from django.utils import timezone
 
 from apps.library.models import Chunk, File, Folder
-from apps.llm.factory import use_provider_for_tests
-from apps.llm.scripted import ScriptedProvider
 from apps.search.embeddings import get_embedder
-from tests.support.llm_wire_stub import LLMWireStub
+from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 # Three files whose chunks answer distinct questions, so each citation can point at only one of them.
@@ -80,25 +78,6 @@ def library(user) -> Library:
         folder=folder,
         files={path: add_file(folder=folder, path=path, chunks=chunks) for path, chunks in LIBRARY.items()},
     )
-
-
-@pytest.fixture
-def scripted() -> Iterator[ScriptedProvider]:
-    with use_provider_for_tests(ScriptedProvider()) as provider:
-        yield provider  # type: ignore[misc]
-
-
-@pytest.fixture
-def wire_stub() -> Iterator[LLMWireStub]:
-    with LLMWireStub() as stub:
-        yield stub
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    from django.core.cache import cache
-
-    cache.clear()
 
 
 HEARTBEAT_SECONDS = 0.3

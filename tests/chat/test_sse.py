@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -55,6 +57,21 @@ def get_events(server, run_id, *, token, headers=None, params=None) -> list[Rece
 
 def events_only(received: list[Received]) -> list[tuple[str | None, str, object]]:
     return [(item.id, item.type, item.data) for item in received if item.type != "comment"]
+
+
+@contextmanager
+def post_question_for_a_stream(server, folder, *, token) -> Iterator[httpx.Response]:
+    """POST the question with `Accept: text/event-stream`: the run's events come back on the response."""
+    with httpx.stream(
+        "POST",
+        f"{server.url}/api/folders/{folder.pk}/chat",
+        json={"message": QUESTION},
+        headers={"Authorization": f"Token {token}", "Accept": "text/event-stream"},
+        timeout=30,
+    ) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        yield response
 
 
 def finished_run(library, scripted):
@@ -164,14 +181,7 @@ def test_session_authentication_works_on_the_async_view(asgi_server, library, sc
 
 
 def test_post_with_accept_event_stream_streams_the_run(asgi_server, library, token):
-    with httpx.stream(
-        "POST",
-        f"{asgi_server.url}/api/folders/{library.folder.pk}/chat",
-        json={"message": QUESTION},
-        headers={"Authorization": f"Token {token}", "Accept": "text/event-stream"},
-        timeout=30,
-    ) as response:
-        assert response.status_code == 200, response.read()
+    with post_question_for_a_stream(asgi_server, library.folder, token=token) as response:
         run_id = response.headers["x-run-id"]
         received = events_only(read_stream(response))
 
@@ -186,13 +196,7 @@ def test_post_with_accept_event_stream_streams_the_run(asgi_server, library, tok
 
 
 def test_a_client_disconnect_does_not_leave_the_run_hanging(asgi_server, library, token):
-    with httpx.stream(
-        "POST",
-        f"{asgi_server.url}/api/folders/{library.folder.pk}/chat",
-        json={"message": QUESTION},
-        headers={"Authorization": f"Token {token}", "Accept": "text/event-stream"},
-        timeout=30,
-    ) as response:
+    with post_question_for_a_stream(asgi_server, library.folder, token=token) as response:
         run_id = response.headers["x-run-id"]
         first = next(parse_sse(response.iter_lines()))
     assert first.type == "status"

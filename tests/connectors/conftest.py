@@ -1,8 +1,7 @@
-"""The real googleapiclient against the Drive emulator on a loopback port; no database needed."""
+"""The real googleapiclient against the Drive emulator (`emulator`, `state`: tests/conftest.py); no database needed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,17 +13,6 @@ from apps.connectors.drive.client import RetryPolicy, build_drive_service
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
-
-
-@pytest.fixture
-def emulator() -> Iterator[DriveEmulator]:
-    with DriveEmulator() as running:
-        yield running
-
-
-@pytest.fixture
-def state(emulator: DriveEmulator) -> DriveState:
-    return emulator.state
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator import seed_from_directory
 from apps.connectors.drive.emulator_state import DriveState
 from tests.connectors.conftest import Tree
-
-BASE_DIR = Path(__file__).resolve().parents[2]
+from tests.support.servers import BASE_DIR
 
 
 def _reason(error: HttpError) -> tuple[int, str]:

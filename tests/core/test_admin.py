@@ -12,10 +12,23 @@ def staff_client(client, django_user_model):
     return client
 
 
-def test_every_model_changelist_renders_for_staff(staff_client):
+def test_every_model_changelist_renders_for_staff(staff_client, user):
+    from apps.chat.models import Conversation
+    from apps.library.models import File, Folder, SyncLog
+
+    # Rows, so the list_display columns (foreign keys, __str__, summaries) are rendered too.
+    folder = Folder.objects.create(owner=user, source="local", external_id="/srv/admin", name="admin-folder")
+    File.objects.create(folder=folder, external_id="a.txt", path="a.txt", name="a.txt")
+    SyncLog.objects.create(folder=folder, mode="full", added=1)
+    Conversation.objects.create(owner=user, folder=folder, kind="chat", title="admin-chat")
+    with_rows = {Folder, File, SyncLog, Conversation}
+    assert with_rows <= set(admin.site._registry)
     for model in admin.site._registry:
         url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
-        assert staff_client.get(url).status_code == 200, url
+        response = staff_client.get(url)
+        assert response.status_code == 200, url
+        if model in with_rows:
+            assert b'id="result_list"' in response.content, url
 
 
 def test_admin_is_closed_to_non_staff(client, user):

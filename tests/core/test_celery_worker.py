@@ -1,3 +1,5 @@
+from fnmatch import fnmatch
+
 import pytest
 from django_celery_beat.models import PeriodicTask
 
@@ -12,8 +14,19 @@ def test_task_round_trips_through_a_real_worker_process(celery_worker_process):
 
 
 def test_every_task_module_routes_to_a_declared_queue():
+    from config.celery import app
+
     declared = {queue.value for queue in QueueName}
     assert {route["queue"] for route in TASK_ROUTES.values()} <= declared
+    # Every task module the app imports has its route, and every task in them lands on that queue
+    # (an unrouted task would go to the default queue and pass the check above unseen).
+    assert {f"{module}.*" for module in app.conf.imports} <= set(TASK_ROUTES)
+    app.loader.import_default_modules()
+    tasks = sorted(name for name in app.tasks if name.startswith("workers."))
+    assert len(tasks) >= len(app.conf.imports)
+    for name in tasks:
+        (pattern,) = [pattern for pattern in TASK_ROUTES if fnmatch(name, pattern)]
+        assert app.amqp.router.route({}, name)["queue"].name == TASK_ROUTES[pattern]["queue"], name
 
 
 @pytest.mark.django_db

@@ -39,7 +39,8 @@ def test_log_filter_redacts_tokens():
     record = logging.LogRecord(
         "x", logging.INFO, __file__, 1, "refreshing %s with refresh_token=%s", ("ya29.abcDEF", "1//xyz"), None
     )
-    RedactSecretsFilter().filter(record)
+    kept = RedactSecretsFilter().filter(record)
     message = record.getMessage()
     assert "abcDEF" not in message and "xyz" not in message
     assert "[REDACTED]" in message
+    assert kept is True and message.startswith("refreshing ")  # redacted, not dropped

@@ -21,8 +21,10 @@ def test_token_obtain_and_use(api_client, user):
     response = api_client.post("/api/auth/token", {"username": "alice", "password": "alice-password"}, format="json")
     assert response.status_code == 200
     token = response.json()["token"]
+    assert Token.objects.get(key=token).user == user
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert api_client.get("/api/folders").status_code == 200
+    assert api_client.get("/api/folders").json()["results"] == []
 
 
 def test_token_obtain_rejects_wrong_password_with_message(api_client, user):
@@ -42,6 +44,7 @@ def test_revoked_token_no_longer_authenticates(api_client, user):
     api_client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     assert api_client.post("/api/auth/token/revoke").status_code == 204
     assert api_client.get("/api/folders").status_code == 401
+    assert not Token.objects.filter(user=user).exists()
 
 
 def test_anonymous_requests_are_refused(api_client):
@@ -53,3 +56,5 @@ def test_openapi_schema_and_docs_are_served(client):
     assert schema.status_code == 200
     assert b"/api/folders" in schema.content
     assert client.get("/api/docs").status_code == 200
+    docs = client.get("/api/docs")
+    assert b"swagger-ui" in docs.content and b"/api/schema" in docs.content  # the UI, pointed at the schema

@@ -32,10 +32,14 @@ def test_workers_together_consume_every_queue():
 def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():
     compose = _compose()
     declared = set(compose["volumes"])
+    used = set()
     for service in compose["services"].values():
         for volume in service.get("volumes", []):
             name = volume.split(":", 1)[0]
             assert name in declared or name.startswith(("/", ".")), volume
+            used.add(name)
+    assert used == declared  # and every declared volume is mounted somewhere
+    assert "pgdata" in {v.split(":", 1)[0] for v in compose["services"]["postgres"]["volumes"]}
     assert compose["services"]["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert compose["services"]["beat"]["depends_on"]["postgres"]["condition"] == "service_healthy"
 

@@ -8,7 +8,6 @@ of sleeping them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -27,17 +26,6 @@ LONG_TEXT = " ".join(f"Clause {n} of the lease says the rent is due on day {n % 
 
 def long_text(tag: str) -> bytes:
     return f"{tag}. {LONG_TEXT}".encode()
-
-
-@pytest.fixture
-def emulator() -> Iterator[DriveEmulator]:
-    with DriveEmulator() as running:
-        yield running
-
-
-@pytest.fixture
-def state(emulator: DriveEmulator) -> DriveState:
-    return emulator.state
 
 
 @pytest.fixture
@@ -141,7 +129,9 @@ def chunk_ids(folder: Folder) -> dict[str, set[int]]:
 
 def assert_chunks_consistent(folder: Folder) -> None:
     """Every indexed file has exactly its chunk_count chunks, numbered 0..n-1; no other file has any."""
-    for file in File.objects.filter(folder=folder):
+    files = list(File.objects.filter(folder=folder))
+    assert files, "no files to check"
+    for file in files:
         indexes = sorted(Chunk.objects.filter(file=file).values_list("chunk_index", flat=True))
         if file.status == "indexed":
             assert indexes == list(range(file.chunk_count)), file.path

@@ -7,10 +7,10 @@ change made in the emulator shows up in the index after the next beat-driven syn
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,11 +21,14 @@ from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Chunk, File, Folder, SyncLog
 from tests.drive.conftest import Tree, chunk_ids, long_text, paths
+from tests.support import faults
 from tests.support.servers import BASE_DIR, spawn, stop, test_database_env
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
 SYNC_DUE = "workers.sync.sync_due_folders"
+# A beat tick, a worker's sync and its indexing: slower than the default wait allows for.
+wait_for = functools.partial(faults.wait_for, timeout=90, interval=0.25)
 
 
 @pytest.fixture
@@ -67,17 +70,6 @@ def beat(worker: subprocess.Popen[bytes], tmp_path: Path) -> Iterator[subprocess
         yield process
     finally:
         stop(process)
-
-
-def wait_for(condition: Callable[[], object], *, what: str, timeout: float = 90, process=None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"process exited while waiting for {what}")
-        if condition():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def all_indexed(folder: Folder, expected: set[str]) -> bool:

@@ -111,6 +111,7 @@ def test_a_denied_consent_is_reported(auth_client, drive_settings):
     response = auth_client.get("/api/drive/callback", {"state": params["state"], "error": "access_denied"})
     assert response.status_code == 400
     assert "access_denied" in response.json()["detail"]
+    assert not DriveCredential.objects.exists()
 
 
 def test_a_code_exchange_without_the_right_verifier_is_refused(auth_client, drive_settings, user):

@@ -10,14 +10,8 @@ from django.utils import timezone
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
 from apps.library.models import File, Folder
 from apps.organize.models import FileMove, OrganizationSuggestion
-from tests.agent.conftest import hook_server, scripted  # noqa: F401 - the agent suite's fixtures, shared
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    from django.core.cache import cache
-
-    cache.clear()
+from tests.agent.conftest import hook_server  # noqa: F401 - the agent suite's fixture, shared
+from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 
 
 @dataclass

@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from apps.library.models import Folder
+
 pytestmark = pytest.mark.django_db
 
 EXAMPLES_PER_ENDPOINT = 20
@@ -171,6 +173,7 @@ def test_a_symlink_inside_an_allowed_root_cannot_register_a_folder_outside_it(us
     response = client.post("/api/folders", {"source": "local", "path": str(allowed / "escape")}, format="json")
     assert response.status_code == 400, response.content
     assert "detail" in response.json()
+    assert not Folder.objects.filter(owner=user).exists()
 
 
 def test_malformed_sse_resume_ids_are_a_400_not_a_hang(owned, user):

@@ -260,23 +260,28 @@ def test_the_inbox_agents_cannot_reach_another_users_file_by_path_or_id(planted,
     run = run_execute(run_id=queued.pk, on_event=events.append)
 
     assert run.status == RunStatus.COMPLETED and scripted.remaining == 0
+    own_ids = set(File.objects.filter(folder=planted).values_list("pk", flat=True))
     reads = _turn(scripted, 3)
     assert reads[0] == reads[1] == reads[2] == {"error": NOT_FOUND}
     assert {item["file_id"] for item in _items(reads[3])} <= set(
         File.objects.filter(folder=planted).values_list("pk", flat=True)
     )
+    assert _items(reads[3]), "the search found nothing, so nothing shows it stays in the folder"
     (card_refused,) = _turn(scripted, 4)
     assert card_refused["error"] == f"{NOT_FOUND}: {victim.file.pk}"
     messages = list(Message.objects.filter(conversation=conversation).values_list("content", flat=True))
     _assert_no_secret(json.dumps(messages, default=str), "the inbox conversation's messages")
     _assert_no_secret(json.dumps([event.data for event in events], default=str), "the emitted events")
     _assert_no_secret(json.dumps(run.tool_calls, default=str), "the run's recorded tool calls")
-    assert victim.file.pk not in {
+    carded = {
         result.get("fileId")
         for content in messages
         for result in content.get("results", [])
         if isinstance(result, dict)
     }
+    assert victim.file.pk not in carded
+    # The reply's cards fell back to what the searches found: the folder's own files, and only those.
+    assert carded and carded <= own_ids
 
 
 def _items(node: Any) -> list[dict[str, Any]]:

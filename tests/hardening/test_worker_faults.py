@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import httpx
@@ -49,12 +49,11 @@ def text_of(tag: str) -> bytes:
 
 
 @pytest.fixture
-def drive(settings) -> Iterator[DriveEmulator]:
+def drive(settings, emulator: DriveEmulator) -> DriveEmulator:
     """The emulator, for this process (listing) and for workers (through their environment)."""
-    with DriveEmulator() as emulator:
-        settings.DRIVE_API_ENDPOINT = emulator.url
-        settings.GOOGLE_SERVICE_ACCOUNT_FILE = ""
-        yield emulator
+    settings.DRIVE_API_ENDPOINT = emulator.url
+    settings.GOOGLE_SERVICE_ACCOUNT_FILE = ""
+    return emulator
 
 
 def worker(
@@ -66,6 +65,36 @@ def worker(
         log_path=tmp_path / f"worker-{name}.log",
         name=name,
     )
+
+
+def drive_worker(
+    tmp_path: Path, name: str, drive: DriveEmulator, *, queues: list[str], visibility: int = VISIBILITY_TIMEOUT
+) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    return worker(tmp_path, name, queues=queues, visibility=visibility, DRIVE_API_ENDPOINT=drive.url)
+
+
+@contextmanager
+def doomed_drive_worker(
+    tmp_path: Path, drive: DriveEmulator, *, queues: list[str], held: str
+) -> Iterator[tuple[HeldDriveCall, subprocess.Popen[bytes]]]:
+    """A worker whose first `held` call to the emulator waits until the test has killed it."""
+    with (
+        HeldDriveCall(drive.state, held) as call,
+        drive_worker(tmp_path, "doomed", drive, queues=queues) as doomed,
+    ):
+        yield call, doomed
+
+
+def lease_folder(user, state: DriveState, contents: dict[str, bytes]) -> Folder:
+    """Lease/ in the emulator with `contents` (by path, one level of subfolders), connected for `user`."""
+    root = state.add_folder("Lease")
+    subfolders: dict[str, str] = {}
+    for path, content in contents.items():
+        parent, _, name = path.rpartition("/")
+        if parent and parent not in subfolders:
+            subfolders[parent] = state.add_folder(parent, parent_id=root)
+        state.add_file(name, content, parent_id=subfolders[parent] if parent else root)
+    return Folder.objects.create(owner=user, source="drive", external_id=root, name="Lease")
 
 
 def unacked_ids() -> set[str]:
@@ -90,17 +119,10 @@ def assert_indexed_once(file: File, content: bytes) -> None:
 def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout_and_indexes_once(
     user, drive: DriveEmulator, tmp_path
 ):
-    state: DriveState = drive.state
-    root = state.add_folder("Lease")
-    state.add_file("lease.txt", text_of("Lease"), parent_id=root)
-    folder = Folder.objects.create(owner=user, source="drive", external_id=root, name="Lease")
+    folder = lease_folder(user, drive.state, {"lease.txt": text_of("Lease")})
     queues = ["indexing", "default"]
-    env = {"DRIVE_API_ENDPOINT": drive.url}
 
-    with (
-        HeldDriveCall(state, "files.download") as download,
-        worker(tmp_path, "doomed", queues=queues, visibility=VISIBILITY_TIMEOUT, **env) as doomed,
-    ):
+    with doomed_drive_worker(tmp_path, drive, queues=queues, held="files.download") as (download, doomed):
         folder_index(folder_id=folder.pk)  # lists here, queues one index_files
         download.wait_arrived()
         file = File.objects.get(folder=folder)
@@ -111,14 +133,14 @@ def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout
     assert task_id in unacked_ids()  # not lost: the broker still holds it as delivered-but-unacked
 
     # A restarted worker on the default timeout (3600 s) leaves the message where it is.
-    with worker(tmp_path, "default-timeout", queues=queues, visibility=3600, **env):
+    with drive_worker(tmp_path, "default-timeout", drive, queues=queues, visibility=3600):
         assert ping.delay("alive").get(timeout=30) == "pong:alive"  # its consumer loop has polled
         assert task_id in unacked_ids()
         assert File.objects.get(pk=file.pk).status == "indexing" and not Chunk.objects.filter(file=file).exists()
 
     # Past the timeout, a worker starting up puts it back on its queue: the same message, once more.
     wait_until_visible_again(task_id)
-    with worker(tmp_path, "survivor", queues=queues, visibility=VISIBILITY_TIMEOUT, **env):
+    with drive_worker(tmp_path, "survivor", drive, queues=queues):
         wait_for(lambda: File.objects.get(pk=file.pk).status == "indexed", what="the redelivered index_files")
         wait_for(lambda: task_id not in unacked_ids(), what="the redelivered message to be acked")
 
@@ -131,20 +153,11 @@ def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout
 
 
 def test_sync_killed_mid_listing_is_redelivered_takes_its_claim_back_and_completes(user, drive, tmp_path):
-    state: DriveState = drive.state
-    root = state.add_folder("Lease")
-    sub = state.add_folder("old", parent_id=root)
     contents = {"lease.txt": text_of("Lease"), "notes.txt": text_of("Notes"), "old/2019.txt": text_of("Old")}
-    for path, content in contents.items():
-        state.add_file(path.rsplit("/", 1)[-1], content, parent_id=sub if path.startswith("old/") else root)
-    folder = Folder.objects.create(owner=user, source="drive", external_id=root, name="Lease")
+    folder = lease_folder(user, drive.state, contents)
     queues = ["sync", "indexing"]
-    env = {"DRIVE_API_ENDPOINT": drive.url}
 
-    with (
-        HeldDriveCall(state, "files.list") as listing,
-        worker(tmp_path, "doomed", queues=queues, visibility=VISIBILITY_TIMEOUT, **env) as doomed,
-    ):
+    with doomed_drive_worker(tmp_path, drive, queues=queues, held="files.list") as (listing, doomed):
         task_id = sync_folder.delay(folder.pk).id
         listing.wait_arrived()
         assert Folder.objects.get(pk=folder.pk).sync_started_at is not None  # claimed, mid-sync
@@ -153,7 +166,7 @@ def test_sync_killed_mid_listing_is_redelivered_takes_its_claim_back_and_complet
     assert not File.objects.filter(folder=folder).exists()
 
     wait_until_visible_again(task_id)
-    with worker(tmp_path, "survivor", queues=queues, visibility=VISIBILITY_TIMEOUT, **env):
+    with drive_worker(tmp_path, "survivor", drive, queues=queues):
         # Before the fix the redelivery found the folder claimed (by its own dead first delivery),
         # did nothing, and the claim blocked every sync for the task's 30 min time limit.
         wait_for(

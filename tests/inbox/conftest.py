@@ -1,29 +1,15 @@
-"""Inbox fixtures: providers (scripted, the wire stub behind the real SDKs), and a sample folder."""
+"""Inbox fixtures: the real SDKs against the wire stub, and a sample folder.
+
+`scripted` and `wire_stub` come from tests/conftest.py.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from apps.llm.factory import use_provider_for_tests
-from apps.llm.scripted import ScriptedProvider
 from tests.chat.conftest import asgi_server  # noqa: F401  (the SSE tests stream through a real ASGI server)
 from tests.organize.conftest import queued_suggestions, sample  # noqa: F401
-from tests.support.llm_wire_stub import LLMWireStub
-
-
-@pytest.fixture
-def scripted() -> Iterator[ScriptedProvider]:
-    """Every role (router and agents) answers from this one script, in order."""
-    with use_provider_for_tests(ScriptedProvider()) as provider:
-        yield provider  # type: ignore[misc]
-
-
-@pytest.fixture
-def wire_stub() -> Iterator[LLMWireStub]:
-    with LLMWireStub() as stub:
-        yield stub
+from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 
 
 @pytest.fixture(params=["openai", "anthropic"])
@@ -33,10 +19,3 @@ def sdk(request, settings, wire_stub) -> str:
         setattr(settings, name, value)
     settings.LLM_MAX_RETRIES = 0
     return request.param
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counts():
-    from django.core.cache import cache
-
-    cache.clear()

@@ -3,12 +3,10 @@ against the Drive emulator; the index follows without re-embedding and the next 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder
@@ -26,12 +24,6 @@ class DriveFolder:
     state: DriveState
     folder: Folder
     ids: dict[str, str]
-
-
-@pytest.fixture
-def emulator() -> Iterator[DriveEmulator]:
-    with DriveEmulator() as running:
-        yield running
 
 
 @pytest.fixture

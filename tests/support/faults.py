@@ -36,9 +36,19 @@ from tests.support.servers import BASE_DIR, free_port
 HOLD_TIMEOUT = 120
 
 
-def wait_for(condition: Callable[[], object], *, what: str, timeout: float = 60, interval: float = 0.05) -> None:
+def wait_for(
+    condition: Callable[[], object],
+    *,
+    what: str,
+    timeout: float = 60,
+    interval: float = 0.05,
+    process: subprocess.Popen[bytes] | None = None,
+) -> None:
+    """Poll until `condition` holds; fail at once if `process`, which should bring it about, has exited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"process exited while waiting for {what}")
         if condition():
             return
         time.sleep(interval)
@@ -112,6 +122,17 @@ def unacked_messages(broker_url: str) -> list[Unacked]:
     return found
 
 
+@contextmanager
+def scratch_directory(prefix: str) -> Iterator[Path]:
+    """A fresh directory under ``var/`` (kept short: socket paths are limited to about 100 bytes),
+    removed with everything in it when the block ends."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix, dir=BASE_DIR / "var"))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 # --- A private Redis -------------------------------------------------------------------------
 
 
@@ -144,14 +165,13 @@ class PrivateRedis:
 
 @contextmanager
 def private_redis() -> Iterator[PrivateRedis]:
-    directory = Path(tempfile.mkdtemp(prefix="test-redis-", dir=BASE_DIR / "var"))
-    server = PrivateRedis(directory)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        shutil.rmtree(directory, ignore_errors=True)
+    with scratch_directory("test-redis-") as directory:
+        server = PrivateRedis(directory)
+        try:
+            server.start()
+            yield server
+        finally:
+            server.stop()
 
 
 # --- A private PostgreSQL --------------------------------------------------------------------
@@ -210,16 +230,15 @@ class PrivatePostgres:
 
 @contextmanager
 def private_postgres() -> Iterator[PrivatePostgres]:
-    # Short: the server's socket lives in it, and socket paths are limited to about 100 bytes.
-    pgdata = Path(tempfile.mkdtemp(prefix="test-pg-", dir=BASE_DIR / "var"))
-    server = PrivatePostgres(pgdata)
-    try:
-        server.create()
-        yield server
-    finally:
-        if (pgdata / "postmaster.pid").exists():
-            server._pg_ctl("-w", "stop", "-m", "immediate")
-        shutil.rmtree(pgdata, ignore_errors=True)
+    # The server's socket lives in its data directory.
+    with scratch_directory("test-pg-") as pgdata:
+        server = PrivatePostgres(pgdata)
+        try:
+            server.create()
+            yield server
+        finally:
+            if (pgdata / "postmaster.pid").exists():
+                server._pg_ctl("-w", "stop", "-m", "immediate")
 
 
 # --- An SSE client in the background -----------------------------------------------------------
