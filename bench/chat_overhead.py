@@ -63,7 +63,7 @@ def seeded_folder(*, chunks: int):
     from django.utils import timezone
 
     from apps.library.models import Chunk, File, Folder
-    from apps.search.embeddings import get_embedder
+    from apps.embeddings.providers import get_embedder
     from apps.search.services import folder_lexeme_stats_refresh
 
     folder, _ = Folder.objects.get_or_create(

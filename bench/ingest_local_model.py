@@ -71,7 +71,7 @@ def run(corpus: Path) -> None:
     from apps.library.indexing import folder_index
     from apps.library.models import Chunk, Folder
     from apps.library.parsing import parse_document
-    from apps.search.embeddings import get_embedder
+    from apps.embeddings.providers import get_embedder
 
     started = time.monotonic()
     embedder = get_embedder()

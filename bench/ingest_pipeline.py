@@ -106,7 +106,7 @@ def run(corpus: Path) -> None:
     from apps.library.models import Chunk, File, Folder
     from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
     from apps.library.reconcile import folder_reconcile
-    from apps.search.embeddings import get_embedder
+    from apps.embeddings.providers import get_embedder
 
     owner = get_user_model().objects.create_user(username="bench")
 

@@ -105,7 +105,7 @@ def main() -> None:
 
 def report(folder_id: int) -> None:
     print(f"{'question':<42} " + " ".join(f"{mode:>8}" for mode in MODES))
-    from apps.search.embeddings import get_embedder
+    from apps.embeddings.providers import get_embedder
 
     hits_at_3 = dict.fromkeys(MODES, 0)
     rescued, timings, embedding_timings = 0, [], []

@@ -40,8 +40,8 @@ from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
-from apps.search.embeddings import DIMENSIONS as EMBEDDING_DIMENSIONS
-from apps.search.embeddings import get_embedder
+from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
+from apps.embeddings.providers import get_embedder
 from apps.search.services import folder_lexeme_stats_refresh
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from apps.library.models import Chunk, File, Folder
-from apps.search.embeddings import get_embedder
+from apps.embeddings.providers import get_embedder
 from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 

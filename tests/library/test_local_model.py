@@ -9,7 +9,7 @@ from apps.library.chunking import ModelTokenizer, chunk_document, chunk_tokenize
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File
 from apps.library.parsing import ParsedDocument
-from apps.search.embeddings import get_embedder
+from apps.embeddings.providers import get_embedder
 from tests.library.conftest import write
 
 

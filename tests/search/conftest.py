@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from apps.library.models import Chunk, File, Folder
-from apps.search.embeddings import get_embedder
+from apps.embeddings.providers import get_embedder
 from apps.search.services import folder_lexeme_stats_refresh
 
 QUESTION = "quarterly revenue figures"

@@ -247,7 +247,7 @@ def test_hnsw_plan_falls_back_to_exact_when_filters_starve_it(corpus, other_corp
 
 
 def test_a_precomputed_question_vector_is_used(corpus):
-    from apps.search.embeddings import get_embedder
+    from apps.embeddings.providers import get_embedder
 
     vector = get_embedder("hash").embed_query(QUESTION)
     hits = chunk_search(folder_id=corpus.folder.pk, query="unrelated words", k=1, mode="vector", query_vector=vector)

@@ -1,0 +1,1 @@
+"""Embedding providers and their tokenizer: below both library (chunking) and search (queries)."""
