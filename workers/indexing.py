@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.db import OperationalError
 
-from apps.connectors.base import SourceTransientError
+from apps.library.sources import SourceTransientError
 from workers.options import retrying
 
 _RETRIED = retrying(SourceTransientError, OperationalError)
