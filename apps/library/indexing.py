@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.core import task_limits
 from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
 from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
@@ -243,14 +244,12 @@ def files_index(
 
 
 def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutcome | None]:
-    from workers.indexing import index_files
-
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
         return None, None
     job_id = indexing_job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
     now = timezone.now()
-    stale = now - dt.timedelta(seconds=index_files.time_limit or settings.CELERY_TASK_TIME_LIMIT)
+    stale = now - dt.timedelta(seconds=task_limits.INDEX_FILES.hard)
     free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
     claimed = (
         File.objects.filter(free, pk=file_id)

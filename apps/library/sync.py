@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
+from apps.core import task_limits
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
@@ -28,9 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def _claim_stale_before(now: dt.datetime) -> dt.datetime:
-    from workers.sync import sync_folder
-
-    return now - dt.timedelta(seconds=sync_folder.time_limit or 1800)
+    return now - dt.timedelta(seconds=task_limits.SYNC_FOLDER.hard)
 
 
 def folder_sync(*, folder_id: int, task_id: str = "") -> SyncLog | None:
