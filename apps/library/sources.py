@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from django.utils import timezone
 
-from apps.library.models import File, Folder
-
 if TYPE_CHECKING:
+    # Types only: workers import the errors before Django's app registry is ready.
+    from apps.library.models import File, Folder
     from apps.library.reconcile import ReconcileResult
 
 
