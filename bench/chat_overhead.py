@@ -62,8 +62,8 @@ def seeded_folder(*, chunks: int):
     from django.db import connection
     from django.utils import timezone
 
-    from apps.library.models import Chunk, File, Folder
     from apps.embeddings.providers import get_embedder
+    from apps.library.models import Chunk, File, Folder
     from apps.search.services import folder_lexeme_stats_refresh
 
     folder, _ = Folder.objects.get_or_create(

@@ -67,11 +67,11 @@ def run(corpus: Path) -> None:
     from django.contrib.auth import get_user_model
 
     from apps.connectors.local import LocalSource
+    from apps.embeddings.providers import get_embedder
     from apps.library.chunking import chunk_document
     from apps.library.indexing import folder_index
     from apps.library.models import Chunk, Folder
     from apps.library.parsing import parse_document
-    from apps.embeddings.providers import get_embedder
 
     started = time.monotonic()
     embedder = get_embedder()

@@ -100,13 +100,13 @@ def run(corpus: Path) -> None:
     from django.db import connection, transaction
 
     from apps.connectors.local import LocalSource
+    from apps.embeddings.providers import get_embedder
     from apps.library import indexing
     from apps.library.chunking import chunk_document
     from apps.library.indexing import chunks_replace, folder_index
     from apps.library.models import Chunk, File, Folder
     from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
     from apps.library.reconcile import folder_reconcile
-    from apps.embeddings.providers import get_embedder
 
     owner = get_user_model().objects.create_user(username="bench")
 

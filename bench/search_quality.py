@@ -121,8 +121,8 @@ def ranked_documents(folder_id: int, query: str, vector, mode: str, k: int) -> t
 
 
 def evaluate(folder_id: int, queries: list[str], judged: dict[int, dict[int, int]]) -> None:
-    from apps.search import selectors
     from apps.embeddings.providers import get_embedder
+    from apps.search import selectors
 
     selectors.K_MAX = TOP_FOR_RECALL  # recall@100 needs 100 documents, i.e. more than 100 chunks
     vectors = get_embedder().embed_documents(queries)  # embedded once; search times exclude the model

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
+from workers.queues import ALL_QUEUES
 
 if TYPE_CHECKING:
     from apps.connectors.drive.emulator import DriveEmulator
@@ -65,7 +66,7 @@ def celery_worker_process(transactional_db) -> Iterator[subprocess.Popen[bytes]]
     env = test_database_env(EMBEDDING_PROVIDER=settings.EMBEDDING_PROVIDER, LLM_PROVIDER=settings.LLM_PROVIDER)
     with start_celery_worker(
         env=env,
-        queues=["indexing", "backfill", "sync", "organize", "agent", "default"],
+        queues=ALL_QUEUES,
         log_path=BASE_DIR / "var" / f"test-worker-{os.getpid()}.log",
     ) as process:
         yield process

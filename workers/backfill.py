@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
+from apps.core import task_limits
 from workers.options import retrying
 
 # Leaves the queue to other work between runs; a run with rows left queues the next one.
@@ -14,8 +15,7 @@ _RUN_SECONDS = 120
 @shared_task(
     name="workers.backfill.backfill_search_vectors",
     **retrying(OperationalError),
-    time_limit=300,
-    soft_time_limit=290,
+    **task_limits.BACKFILL.options(),
 )
 def backfill_search_vectors() -> int:
     from apps.library.backfill import search_vectors_backfill

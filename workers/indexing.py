@@ -8,19 +8,20 @@ from celery import shared_task
 from django.db import OperationalError
 
 from apps.connectors.base import SourceTransientError
+from apps.core import task_limits
 from workers.options import retrying
 
 _RETRIED = retrying(SourceTransientError, OperationalError)
 
 
-@shared_task(bind=True, name="workers.indexing.index_folder", **_RETRIED, time_limit=1800, soft_time_limit=1750)
+@shared_task(bind=True, name="workers.indexing.index_folder", **_RETRIED, **task_limits.INDEX_FOLDER.options())
 def index_folder(self: Any, folder_id: int) -> None:
     from apps.library.indexing import folder_index
 
     folder_index(folder_id=folder_id, task_id=self.request.id or "")
 
 
-@shared_task(bind=True, name="workers.indexing.index_files", **_RETRIED, time_limit=900, soft_time_limit=870)
+@shared_task(bind=True, name="workers.indexing.index_files", **_RETRIED, **task_limits.INDEX_FILES.options())
 def index_files(self: Any, file_ids: list[int]) -> None:
     from apps.library.indexing import files_index
 

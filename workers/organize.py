@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from apps.core import task_limits
 from workers.options import RELIABLE, retrying
 
 
@@ -12,8 +13,7 @@ from workers.options import RELIABLE, retrying
 @shared_task(
     name="workers.organize.suggest_organization",
     **retrying(OperationalError, InterfaceError, max_retries=3),
-    time_limit=300,
-    soft_time_limit=280,
+    **task_limits.ORGANIZE_FILE.options(),
 )
 def suggest_organization(file_id: int) -> str:
     """Queued when a file under ``inbox/`` has its digest (and again when it changes)."""
@@ -25,7 +25,7 @@ def suggest_organization(file_id: int) -> str:
     return f"no suggestion for {outcome.path or file_id}: {outcome.skipped}"
 
 
-@shared_task(name="workers.organize.expire_suggestions", **RELIABLE, time_limit=60, soft_time_limit=50)
+@shared_task(name="workers.organize.expire_suggestions", **RELIABLE, **task_limits.BEAT_SWEEP.options())
 def expire_suggestions() -> int:
     from apps.organize.decisions import suggestions_expire
 

@@ -28,4 +28,5 @@ TASK_ROUTES = {
     "workers.maintenance.*": {"queue": QueueName.DEFAULT.value},
 }
 
-ALL_QUEUES = ",".join(name.value for name in QueueName)
+# What a worker given every queue consumes: the Procfile, compose and the test workers (checked by tests/deploy).
+ALL_QUEUES: tuple[str, ...] = tuple(name.value for name in QueueName)

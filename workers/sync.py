@@ -8,6 +8,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from apps.connectors.base import SourceTransientError
+from apps.core import task_limits
 from workers.options import RELIABLE, retrying
 
 
@@ -15,8 +16,7 @@ from workers.options import RELIABLE, retrying
     bind=True,
     name="workers.sync.sync_folder",
     **retrying(SourceTransientError, OperationalError),
-    time_limit=1800,
-    soft_time_limit=1750,
+    **task_limits.SYNC_FOLDER.options(),
 )
 def sync_folder(self: Any, folder_id: int) -> None:
     from apps.library.sync import folder_sync
@@ -25,7 +25,7 @@ def sync_folder(self: Any, folder_id: int) -> None:
     folder_sync(folder_id=folder_id, task_id=self.request.id or "")
 
 
-@shared_task(name="workers.sync.sync_due_folders", **RELIABLE, time_limit=60, soft_time_limit=50)
+@shared_task(name="workers.sync.sync_due_folders", **RELIABLE, **task_limits.BEAT_SWEEP.options())
 def sync_due_folders() -> int:
     from apps.library.sync import folders_sync_due_enqueue
 

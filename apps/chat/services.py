@@ -36,6 +36,7 @@ from apps.chat.models import (
 )
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import Runner, RunResult
+from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError, LLMRateLimitError, LLMTimeoutError
@@ -210,8 +211,8 @@ def run_fail(*, run: AgentRun, events: RunEvents, message: str, detail: str) -> 
 
 
 # A run still `running` after this long has lost its executor: a worker past its hard time limit
-# (`workers.agent.execute_run`, 330 s) or a web process that died mid-stream.
-STALE_RUN_SECONDS = 330
+# or a web process that died mid-stream.
+STALE_RUN_SECONDS = task_limits.AGENT_RUN.hard
 
 
 def runs_fail_stale(*, older_than_seconds: float = STALE_RUN_SECONDS) -> int:

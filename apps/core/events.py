@@ -1,10 +1,10 @@
-"""The event bus: per-channel events on Redis, live and replayable.
+"""The event bus: per-channel events on Redis, live and replayable, written and read here only.
 
-Each event is appended to a capped Redis stream (``events:<channel>``, with a TTL) and
-announced on the pub/sub channel of the same name. The stream is the source of truth: its ids
-are the SSE event ids, so a client that connects late or reconnects with ``Last-Event-ID``
-replays exactly what it missed, in order. Channels: ``run:<uuid>`` for chat/agent runs,
-``folder:<id>`` for indexing and sync progress.
+Each event is appended to a capped Redis stream (``events:<channel>``, with a TTL). The stream is
+both the log and the live feed: its ids are the SSE event ids, and readers block in XREAD on it, so
+a client that connects late or reconnects with ``Last-Event-ID`` replays exactly what it missed,
+in order, and then follows live in the same loop. Channels: ``run:<uuid>`` for chat/agent runs,
+``folder:<id>`` for a folder's indexing, sync and organize events.
 """
 
 from __future__ import annotations
@@ -12,11 +12,16 @@ from __future__ import annotations
 import functools
 import json
 import re
+import time
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+import redis.asyncio as aioredis
 from django.conf import settings
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 TERMINAL_TYPES = frozenset({"done", "error"})
@@ -34,11 +39,6 @@ class Event:
 
 def _key(channel: str) -> str:
     return f"events:{channel}"
-
-
-def stream_key(channel: str) -> str:
-    """The Redis stream holding a channel's log, for readers that follow it (async SSE views)."""
-    return _key(channel)
 
 
 def redis_client() -> redis.Redis:
@@ -68,7 +68,7 @@ def is_valid_event_id(value: str) -> bool:
 
 
 def publish_event(*, channel: str, type: str, data: dict[str, Any], client: redis.Redis | None = None) -> str:
-    """Append and announce one event; returns its id."""
+    """Append one event to the channel's log; returns its id. Followers blocked in XREAD wake up."""
     client = client or redis_client()
     key = _key(channel)
     payload = json.dumps(data, default=str)
@@ -76,7 +76,6 @@ def publish_event(*, channel: str, type: str, data: dict[str, Any], client: redi
     pipe.xadd(key, {"type": type, "data": payload}, maxlen=settings.EVENT_LOG_MAX_EVENTS, approximate=True)
     pipe.expire(key, settings.EVENT_LOG_TTL_SECONDS)
     event_id = pipe.execute()[0]
-    client.publish(key, json.dumps({"id": event_id, "type": type, "data": data}, default=str))
     return str(event_id)
 
 
@@ -87,4 +86,41 @@ def events_after(*, channel: str, after_id: str = "0", client: redis.Redis | Non
         raise ValueError("Invalid event id.")
     start = f"({after_id}" if after_id != "0" else "-"
     rows: list[tuple[str, dict[str, str]]] = client.xrange(_key(channel), min=start)  # type: ignore[assignment]
-    return [Event(id=event_id, type=fields["type"], data=json.loads(fields["data"])) for event_id, fields in rows]
+    return [_decoded(event_id, fields) for event_id, fields in rows]
+
+
+class EventBusUnavailable(Exception):
+    """Redis cannot be reached: a follower should tell its client to resume later, not hang."""
+
+
+async def events_follow(
+    *, channel: str, after_id: str = "0", quiet_seconds: float
+) -> AsyncGenerator[Event | None, None]:
+    """Every event of a channel after ``after_id``, then each new one as it is logged, forever.
+
+    Yields None whenever ``quiet_seconds`` pass without an event, so the caller can send a
+    heartbeat or decide to stop. Raises EventBusUnavailable when Redis goes away.
+    """
+    client = aioredis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
+    key, last_id, last_yield = _key(channel), after_id, time.monotonic()
+    try:
+        while True:
+            wait_ms = max(1, int((quiet_seconds - (time.monotonic() - last_yield)) * 1000))
+            try:
+                rows = await client.xread({key: last_id}, count=500, block=wait_ms)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                raise EventBusUnavailable(str(exc)) from exc
+            if rows:
+                for event_id, fields in rows[0][1]:
+                    last_id = event_id
+                    yield _decoded(event_id, fields)
+                last_yield = time.monotonic()
+            elif time.monotonic() - last_yield >= quiet_seconds:
+                yield None
+                last_yield = time.monotonic()
+    finally:
+        await client.aclose()
+
+
+def _decoded(event_id: str, fields: dict[str, str]) -> Event:
+    return Event(id=event_id, type=fields["type"], data=json.loads(fields["data"]))

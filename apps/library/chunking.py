@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from apps.library.parsing import ParsedDocument
 from apps.embeddings.providers import get_embedder
+from apps.library.parsing import ParsedDocument
 
 # Where a chunk may end, best first: a sentence, paragraph or list item ends; any line ends
 # (hard-wrapped prose breaks lines mid-sentence, so these come second).

@@ -23,6 +23,9 @@ from psycopg.types.json import Jsonb
 
 from apps.connectors.base import Source, SourceEntry, SourceError, SourceTransientError
 from apps.connectors.local import LocalSource
+from apps.core import task_limits
+from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
+from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill, search_vectors_backfill_enqueue
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import SETTLED, file_settle
@@ -40,8 +43,6 @@ from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
-from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
-from apps.embeddings.providers import get_embedder
 from apps.search.services import folder_lexeme_stats_refresh
 
 logger = logging.getLogger(__name__)
@@ -275,14 +276,12 @@ def files_index(
 
 
 def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutcome | None]:
-    from workers.indexing import index_files
-
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
         return None, None
     job_id = _job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
     now = timezone.now()
-    stale = now - dt.timedelta(seconds=index_files.time_limit or settings.CELERY_TASK_TIME_LIMIT)
+    stale = now - dt.timedelta(seconds=task_limits.INDEX_FILES.hard)
     free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
     claimed = (
         File.objects.filter(free, pk=file_id)

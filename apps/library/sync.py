@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from apps.connectors.base import SourceError, SourceTransientError
 from apps.connectors.local import KnownFile, LocalSource
+from apps.core import task_limits
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import File, Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SourceKind, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
@@ -57,9 +58,7 @@ SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {SourceKind.LOCAL: _sync_l
 
 
 def _claim_stale_before(now: dt.datetime) -> dt.datetime:
-    from workers.sync import sync_folder
-
-    return now - dt.timedelta(seconds=sync_folder.time_limit or 1800)
+    return now - dt.timedelta(seconds=task_limits.SYNC_FOLDER.hard)
 
 
 def folder_sync(*, folder_id: int, task_id: str = "") -> SyncLog | None:

@@ -18,9 +18,9 @@ from django.db import connection, transaction
 from pgvector import Vector
 
 from apps.core.api import ApplicationError
+from apps.embeddings.providers import get_embedder
 from apps.library import vector_index
 from apps.search import planning
-from apps.embeddings.providers import get_embedder
 from apps.search.file_statements import file_statement
 from apps.search.statements import KeywordMethod, StatementShape, VectorMethod, chunk_statement, filter_params
 from apps.search.types import FileHit, SearchFilters, SearchHit, SearchMode

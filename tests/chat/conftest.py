@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pytest
 from django.utils import timezone
 
-from apps.library.models import Chunk, File, Folder
 from apps.embeddings.providers import get_embedder
+from apps.library.models import Chunk, File, Folder
 from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import yaml
 
-from workers.queues import QueueName
+from workers.queues import ALL_QUEUES
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
 
 
 def _compose() -> dict:
@@ -26,7 +27,13 @@ def test_workers_together_consume_every_queue():
         command = service.get("command", [])
         if name.startswith("worker-"):
             consumed |= set(command[command.index("-Q") + 1].split(","))
-    assert consumed == {queue.value for queue in QueueName}
+    assert consumed == set(ALL_QUEUES)
+
+
+def test_procfile_worker_consumes_every_queue():
+    lines = dict(line.split(": ", 1) for line in (ROOT / "Procfile").read_text().splitlines() if ": " in line)
+    command = lines["worker"].split()
+    assert set(command[command.index("-Q") + 1].split(",")) == set(ALL_QUEUES)
 
 
 def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():

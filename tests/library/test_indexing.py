@@ -4,11 +4,11 @@ import pytest
 from django.db.models import Q
 
 from apps.core.events import events_after, folder_channel
+from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
 from apps.library.indexing import file_groups, file_index, files_enqueue, folder_index
 from apps.library.models import Chunk, File, Folder, IndexingJob
 from apps.library.progress import folder_counters_refresh
-from apps.embeddings.providers import get_embedder
 from tests.library.conftest import write
 from tests.library.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
 

@@ -5,11 +5,11 @@ import os
 import numpy as np
 import pytest
 
+from apps.embeddings.providers import get_embedder
 from apps.library.chunking import ModelTokenizer, chunk_document, chunk_tokenizer
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File
 from apps.library.parsing import ParsedDocument
-from apps.embeddings.providers import get_embedder
 from tests.library.conftest import write
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from apps.library.models import Chunk, File, Folder
 from apps.embeddings.providers import get_embedder
+from apps.library.models import Chunk, File, Folder
 from apps.search.services import folder_lexeme_stats_refresh
 
 QUESTION = "quarterly revenue figures"

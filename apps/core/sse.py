@@ -1,0 +1,104 @@
+"""Server-sent events over the event bus: what every stream view shares (runs today, folders next).
+
+Async (ASGI): each open stream is one coroutine blocked in XREAD on its channel, not a thread.
+A view checks the user and the object, then returns ``sse_response(sse_stream(...))``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+
+from apps.core.events import EventBusUnavailable, events_follow, is_valid_event_id
+
+PING = ": ping\n\n"
+# Called when a stream has been quiet for a heartbeat: a final event to send and stop, or None.
+QuietCheck = Callable[[], Awaitable[str | None]]
+
+
+async def request_user(request: HttpRequest) -> AbstractBaseUser | None:
+    """The Token header when present (as DRF's TokenAuthentication reads it), else the session.
+
+    Raises AuthenticationFailed for a malformed or unknown token.
+    """
+    header = request.META.get("HTTP_AUTHORIZATION", "").split()
+    if header and header[0].lower() == "token":
+        if len(header) != 2:
+            raise AuthenticationFailed("Invalid token header.")
+        user, _ = await sync_to_async(TokenAuthentication().authenticate_credentials)(header[1])
+        return user
+    session_user: AbstractBaseUser | AnonymousUser = await request.auser()
+    return session_user if session_user.is_authenticated and isinstance(session_user, AbstractBaseUser) else None
+
+
+async def stream_user_or_error(request: HttpRequest) -> AbstractBaseUser | JsonResponse:
+    """The authenticated user, or the 401 a stream view answers instead."""
+    try:
+        user = await request_user(request)
+    except AuthenticationFailed as exc:
+        return JsonResponse({"detail": str(exc.detail)}, status=401)
+    if user is None:
+        return JsonResponse({"detail": "Authentication credentials were not provided."}, status=401)
+    return user
+
+
+def resume_id_or_error(request: HttpRequest) -> str | JsonResponse:
+    """Where to resume: the Last-Event-ID header (or ?last_event_id=), "0" for the whole log."""
+    after_id = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id") or "0"
+    if after_id != "0" and not is_valid_event_id(after_id):
+        return JsonResponse({"detail": "Malformed Last-Event-ID: expected an id like 1700000000000-0."}, status=400)
+    return after_id
+
+
+async def sse_stream(
+    *,
+    channel: str,
+    after_id: str = "0",
+    ends_on: frozenset[str] = frozenset(),
+    when_quiet: QuietCheck | None = None,
+    unavailable: dict[str, str],
+) -> AsyncIterator[str]:
+    """The channel's events as SSE text: replay after ``after_id``, then live, with heartbeats.
+
+    Ends after an event whose type is in ``ends_on``, or when ``when_quiet`` returns a final event.
+    If Redis goes away the client gets one ``error`` event (``unavailable``) and the stream ends,
+    rather than hang; it resumes from its last id.
+    """
+    events = events_follow(channel=channel, after_id=after_id, quiet_seconds=settings.SSE_HEARTBEAT_SECONDS)
+    # aclosing: a client that disconnects closes this generator, and with it the Redis connection.
+    async with contextlib.aclosing(events):
+        try:
+            async for event in events:
+                if event is not None:
+                    yield event.as_sse()
+                    if event.type in ends_on:
+                        return
+                    continue
+                ending = await when_quiet() if when_quiet is not None else None
+                if ending is not None:
+                    yield ending
+                    return
+                yield PING
+        except EventBusUnavailable:
+            yield unsaved_event("error", unavailable)
+
+
+def sse_response(stream: AsyncIterator[str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(stream, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx would otherwise buffer the stream
+    return response
+
+
+def unsaved_event(type: str, data: dict[str, str]) -> str:
+    """An event that is not in the log: no id line, so the client's Last-Event-ID keeps pointing
+    at the last real event."""
+    return f"event: {type}\ndata: {json.dumps(data)}\n\n"
