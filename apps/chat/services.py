@@ -4,6 +4,9 @@ A run is created with its question (`chat_start`), then executed once (`run_exec
 `agent` queue or in a thread of the web process that streams it. Execution dispatches on the
 run's mode through `RUNNERS`; whatever the mode, the answer is persisted and `message` + `done`
 (or `error`) published here, so a runner only searches, calls models and emits progress.
+
+A folder's inbox conversation is written here too: the inbox runner and organize's suggestions
+and moves both post to it, and both sit above chat.
 """
 
 from __future__ import annotations
