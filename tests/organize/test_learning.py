@@ -10,7 +10,7 @@ from apps.library.indexing import folder_index
 from apps.organize.models import OrganizationDecision
 from apps.organize.selectors import file_for_organize, organize_inputs
 from apps.organize.services import file_suggest, suggestion_respond
-from tests.organize.conftest import drop
+from tests.support.sample_folder import drop
 
 pytestmark = pytest.mark.django_db
 
