@@ -29,9 +29,9 @@ from apps.core.events import events_after, run_channel
 from apps.library.models import File, Folder
 from apps.llm.scripted import ScriptedProvider, text_response, tool_call_response
 from apps.llm.types import LLMRequest, LLMResponse
-from tests.agent.conftest import add_dated_file, ask
-from tests.agent.support import tool_payloads
-from tests.chat.conftest import make_folder
+from tests.support.agent_requests import tool_payloads
+from tests.support.agent_runs import ask
+from tests.support.chat_library import add_dated_file, make_folder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationDecision
 from apps.organize.selectors import file_for_organize, organize_inputs
 from apps.organize.services import file_suggest
-from tests.organize.conftest import drop
+from tests.support.sample_folder import drop
 
 pytestmark = pytest.mark.django_db
 
