@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "apps.llm",
     "apps.chat",
     "apps.organize",
+    "apps.inbox",
     "apps.web",
 ]
 
