@@ -96,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     configure()
 
-    from apps.chat.inbox.router import route_message
+    from apps.inbox.router import route_message
     from apps.llm.extractive import ExtractiveProvider
     from apps.llm.factory import ProviderConfig, build_provider
     from tests.support.llm_wire_stub import LLMWireStub

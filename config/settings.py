@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "apps.llm",
     "apps.chat",
     "apps.organize",
+    "apps.inbox",
     "apps.web",
 ]
 
@@ -147,7 +148,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "apps.core.openapi.run_events_operation",
+        "apps.core.openapi.event_stream_operations",
     ],
     # Several models have a "status" or "type" field with different choices: name each enum.
     "ENUM_NAME_OVERRIDES": {

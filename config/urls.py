@@ -17,5 +17,6 @@ urlpatterns = [
     path("api/", include("apps.chat.urls")),
     path("api/", include("apps.connectors.urls")),
     path("api/", include("apps.organize.urls")),
+    path("api/", include("apps.inbox.urls")),
     path("", include("apps.web.urls")),
 ]

@@ -27,6 +27,6 @@ def suggest_organization(file_id: int) -> str:
 
 @shared_task(name="workers.organize.expire_suggestions", **RELIABLE, **task_limits.BEAT_SWEEP.options())
 def expire_suggestions() -> int:
-    from apps.organize.services import suggestions_expire
+    from apps.organize.decisions import suggestions_expire
 
     return suggestions_expire()

@@ -2,59 +2,32 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from typing import Any
 
 from django.http import Http404, HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.chat import selectors, services
-from apps.chat.models import AgentRun, Conversation, ConversationStatus
+from apps.chat.models import Conversation, ConversationStatus
 from apps.chat.serializers import (
+    MAX_MESSAGE_CHARS,
     ChatAcceptedOutputSerializer,
     ConversationDetailOutputSerializer,
     ConversationOutputSerializer,
     RunOutputSerializer,
     events_url,
 )
-from apps.chat.sse import event_stream_response
+from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.apis import folder_or_404
-
-MAX_MESSAGE_CHARS = 8000
-
-
-class EventStreamRenderer(BaseRenderer):
-    """Lets `Accept: text/event-stream` through content negotiation.
-
-    A streamed chat is a StreamingHttpResponse and never rendered; what is rendered here is a 4xx,
-    sent as one `error` event so an SSE client can read why.
-    """
-
-    media_type = "text/event-stream"
-    format = "sse"
-    charset = "utf-8"
-
-    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
-        return f"event: error\ndata: {json.dumps(data, default=str)}\n\n".encode()
-
-
-def run_streamed(run: AgentRun) -> HttpResponseBase:
-    """Execute `run` in this process and stream its events as the response."""
-    services.run_start_thread(run=run)
-    response = event_stream_response(run_id=run.pk)
-    response["X-Run-Id"] = str(run.pk)
-    response["X-Conversation-Id"] = str(run.conversation_id)
-    return response
+from apps.library.selectors import folder_get_owned
 
 
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
@@ -88,7 +61,7 @@ class FolderChatApi(APIView):
         },
     )
     def post(self, request: Request, folder_id: int) -> HttpResponseBase:
-        folder = folder_or_404(request, folder_id)
+        folder = folder_get_owned(user=request.user, folder_id=folder_id)
         data = self.ChatInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

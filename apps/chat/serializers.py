@@ -7,7 +7,11 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
+from apps.chat.messages import message_text
 from apps.chat.models import AgentRun, Conversation, Message
+
+# The longest question or inbox message accepted, in characters.
+MAX_MESSAGE_CHARS = 8000
 
 
 def events_url(run: AgentRun) -> str:
@@ -73,3 +77,16 @@ class ChatAcceptedOutputSerializer(serializers.Serializer):
     run_id = serializers.UUIDField()
     conversation_id = serializers.IntegerField()
     events_url = serializers.CharField()
+
+
+class InboxMessageOutputSerializer(serializers.ModelSerializer[Message]):
+    """Every type with its seed 002 `content`, plus `text`: a one-line reading of any type."""
+
+    text = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "type", "text", "content", "metadata", "created_at"]
+
+    def get_text(self, message: Message) -> str:
+        return message_text(message)

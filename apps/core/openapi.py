@@ -107,49 +107,88 @@ class AutoSchema(openapi.AutoSchema):
 
 
 RUN_EVENTS_PATH = "/api/runs/{run_id}/events"
+FOLDER_EVENTS_PATH = "/api/folders/{folder_id}/events"
+EVENT_STREAM_PATHS = (RUN_EVENTS_PATH, FOLDER_EVENTS_PATH)
 
 
-def run_events_operation(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
-    """Declare the run's event stream, a plain async view (`apps.chat.sse`) no serializer describes.
+def event_stream_operations(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Declare the run and folder event streams, plain async views (`apps.core.sse`) no serializer describes.
 
     A drf-spectacular postprocessing hook: it runs once the views' operations are in `result`.
     """
-    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOutput"}}}
     result["paths"][RUN_EVENTS_PATH] = {
-        "get": {
-            "operationId": "runs_events_stream",
-            "summary": "The run's events as server-sent events",
-            "description": (
+        "get": _event_stream_operation(
+            operation_id="runs_events_stream",
+            summary="The run's events as server-sent events",
+            description=(
                 "Every event of the run from the start, or after `Last-Event-ID`, then live until the "
                 "terminal `done` or `error` event. Each event's id is its position in the run's log, "
                 "so a client that reconnects with the last id it saw misses nothing."
             ),
-            "tags": ["runs"],
-            "parameters": [
-                {"name": "run_id", "in": "path", "required": True, "schema": {"type": "string", "format": "uuid"}},
-                {
-                    "name": "Last-Event-ID",
-                    "in": "header",
-                    "required": False,
-                    "schema": {"type": "string", "pattern": r"^\d+-\d+$"},
-                    "description": "Resume after this event id (as an EventSource sends it on reconnecting).",
-                },
-                {
-                    "name": "last_event_id",
-                    "in": "query",
-                    "required": False,
-                    "schema": {"type": "string"},
-                    "description": "The same, for clients that cannot set headers.",
-                },
-            ],
-            "security": [{"tokenAuth": []}, {"cookieAuth": []}],
-            "responses": {
-                "200": {"description": "The event stream.", "content": {EVENT_STREAM: {"schema": {"type": "string"}}}},
-                "400": {"description": "A malformed `Last-Event-ID`.", "content": error},
-                "401": {"description": "No valid credentials.", "content": error},
-                "404": {"description": "No such run of the caller's.", "content": error},
-                "503": {"description": "A backing service is unavailable.", "content": error},
+            tag="runs",
+            id_parameter={
+                "name": "run_id",
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string", "format": "uuid"},
             },
-        }
+            not_found="No such run of the caller's.",
+        )
+    }
+    result["paths"][FOLDER_EVENTS_PATH] = {
+        "get": _event_stream_operation(
+            operation_id="folders_events_stream",
+            summary="The folder's events as server-sent events",
+            description=(
+                "The folder's recent events, or those after `Last-Event-ID`, then live for as long as the "
+                "client stays: `scan` (a listing or sync: added, modified, deleted, queued), `file` (a file "
+                "indexed, skipped or failed, with its reason and the folder's counters), `folder_error`. "
+                "A `: ping` comment keeps the connection open while nothing happens."
+            ),
+            tag="folders",
+            id_parameter=_path_id("folder_id", {"type": "integer"}),
+            not_found="No such folder of the caller's.",
+        )
     }
     return result
+
+
+def _event_stream_operation(
+    *, operation_id: str, summary: str, description: str, tag: str, id_parameter: dict[str, Any], not_found: str
+) -> dict[str, Any]:
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOutput"}}}
+    return {
+        "operationId": operation_id,
+        "summary": summary,
+        "description": description,
+        "tags": [tag],
+        "parameters": [
+            id_parameter,
+            {
+                "name": "Last-Event-ID",
+                "in": "header",
+                "required": False,
+                "schema": {"type": "string", "pattern": r"^\d+-\d+$"},
+                "description": "Resume after this event id (as an EventSource sends it on reconnecting).",
+            },
+            {
+                "name": "last_event_id",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string"},
+                "description": "The same, for clients that cannot set headers.",
+            },
+        ],
+        "security": [{"tokenAuth": []}, {"cookieAuth": []}],
+        "responses": {
+            "200": {"description": "The event stream.", "content": {EVENT_STREAM: {"schema": {"type": "string"}}}},
+            "400": {"description": "A malformed `Last-Event-ID`.", "content": error},
+            "401": {"description": "No valid credentials.", "content": error},
+            "404": {"description": not_found, "content": error},
+            "503": {"description": "A backing service is unavailable.", "content": error},
+        },
+    }
+
+
+def _path_id(name: str, schema: dict[str, str]) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": schema}

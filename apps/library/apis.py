@@ -17,14 +17,6 @@ from apps.library import selectors, services
 from apps.library.models import File, FileStatus, Folder, SourceKind
 
 
-def folder_or_404(request: Request, folder_id: int) -> Folder:
-    """The caller's folder, or a 404 (never someone else's: the same answer as a missing one)."""
-    folder = selectors.folder_get(user=request.user, folder_id=folder_id)
-    if folder is None:
-        raise Http404("Folder not found.")
-    return folder
-
-
 class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
     class Meta:
         model = Folder
@@ -107,11 +99,11 @@ class FolderCollectionApi(APIView):
 class FolderDetailApi(APIView):
     @extend_schema(responses={200: FolderOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
-        return Response(FolderOutputSerializer(folder_or_404(request, folder_id)).data)
+        return Response(FolderOutputSerializer(selectors.folder_get_owned(user=request.user, folder_id=folder_id)).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:
-        services.folder_delete(folder=folder_or_404(request, folder_id))
+        services.folder_delete(folder=selectors.folder_get_owned(user=request.user, folder_id=folder_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -124,7 +116,7 @@ class FolderFilesApi(APIView):
         parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(FileOutputSerializer)}
     )
     def get(self, request: Request, folder_id: int) -> Response:
-        folder = folder_or_404(request, folder_id)
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         files = selectors.file_list(folder=folder, **filters.validated_data)
@@ -134,7 +126,7 @@ class FolderFilesApi(APIView):
 class FolderReindexApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = folder_or_404(request, folder_id)
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
         services.folder_index_enqueue(folder=folder)
         folder.refresh_from_db()
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
@@ -143,7 +135,7 @@ class FolderReindexApi(APIView):
 class FolderSyncApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = folder_or_404(request, folder_id)
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
         if folder.status == "needs_reauth":
             raise ApplicationError("Reconnect Google Drive before syncing this folder.")
         services.folder_sync_enqueue(folder=folder)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.library import apis
+from apps.library import apis, sse
 
 urlpatterns = [
     path("folders", apis.FolderCollectionApi.as_view(), name="folders"),
@@ -8,5 +8,6 @@ urlpatterns = [
     path("folders/<int:folder_id>/files", apis.FolderFilesApi.as_view(), name="folder-files"),
     path("folders/<int:folder_id>/reindex", apis.FolderReindexApi.as_view(), name="folder-reindex"),
     path("folders/<int:folder_id>/sync", apis.FolderSyncApi.as_view(), name="folder-sync"),
+    path("folders/<int:folder_id>/events", sse.folder_events, name="folder-events"),
     path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
 ]

@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.apis import folder_or_404
-from apps.organize import selectors, services
+from apps.library.selectors import folder_get_owned
+from apps.organize import decisions, selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
 from apps.organize.paths import file_path_clean, folder_path_clean
 from apps.organize.serializers import (
@@ -95,7 +95,7 @@ class SuggestionRespondApi(APIView):
             raise Http404("Suggestion not found.")
         data = self.RespondInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        outcome = services.suggestion_respond(
+        outcome = decisions.suggestion_respond(
             suggestion_id=suggestion_id,
             owner_id=_owner_id(request),
             action=data.validated_data["action"],
@@ -129,7 +129,7 @@ class OrganizeApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.OrganizeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_or_404(request, data.validated_data["folder_id"])
+        folder = folder_get_owned(user=request.user, folder_id=data.validated_data["folder_id"])
         outcomes = services.files_suggest(
             folder=folder, paths=data.validated_data.get("paths"), force=data.validated_data["force"]
         )
@@ -167,7 +167,7 @@ class MoveUndoApi(APIView):
     def post(self, request: Request, move_id: int) -> Response:
         if selectors.move_get(user=request.user, move_id=move_id) is None:
             raise Http404("Move not found.")
-        move = services.move_undo(move_id=move_id, owner_id=_owner_id(request))
+        move = decisions.move_undo(move_id=move_id, owner_id=_owner_id(request))
         return Response(MoveOutputSerializer(move).data, status=status.HTTP_200_OK)
 
 

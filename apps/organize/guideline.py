@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from apps.library.models import Chunk, File, Folder, SourceKind
+from apps.library.models import Folder, SourceKind
+from apps.library.selectors import file_chunk_texts, folder_file_get_by_path
 from apps.library.sources import SourceEntry, SourceError, source_for
 from apps.organize.paths import INBOX
 from apps.organize.terms import folder_terms, organize_terms
@@ -96,9 +97,7 @@ def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
 
 def guideline_read(*, folder: Folder) -> str:
     """``guideline.md`` at the folder root, from the source; the indexed text when the source fails."""
-    file = (
-        File.objects.filter(folder=folder, path=GUIDELINE_PATH).only("pk", "external_id", "name", "mime_type").first()
-    )
+    file = folder_file_get_by_path(folder_id=folder.pk, path=GUIDELINE_PATH)
     if file is None and folder.source != SourceKind.LOCAL:
         return ""  # a Drive file is reached by its id, and there is none without an indexed row
     entry = SourceEntry(
@@ -119,8 +118,7 @@ def guideline_read(*, folder: Folder) -> str:
 
 
 def _indexed_text(file_id: int) -> str:
-    texts = Chunk.objects.filter(file_id=file_id).order_by("chunk_index").values_list("text", flat=True)
-    return "\n".join(texts)[:MAX_GUIDELINE_BYTES]
+    return "\n".join(file_chunk_texts(file_id=file_id))[:MAX_GUIDELINE_BYTES]
 
 
 def _rule(*, target: str, text: str, line: int, specific: bool) -> GuidelineRule:

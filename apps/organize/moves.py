@@ -22,6 +22,7 @@ from contextlib import contextmanager
 
 from apps.core.api import ApplicationError, ConflictError
 from apps.library.models import File, FileStatus, Folder
+from apps.library.selectors import file_folder_id_get, folder_file_exists
 from apps.library.sources import (
     Source,
     SourceEntry,
@@ -48,7 +49,7 @@ def file_relocate(*, file_id: int, expected_path: str, new_path: str) -> tuple[F
 
     Call inside `transaction.atomic()`.
     """
-    folder_id = File.objects.filter(pk=file_id).values_list("folder_id", flat=True).first()
+    folder_id = file_folder_id_get(file_id=file_id)
     if folder_id is None:
         raise ConflictError(f"{expected_path} is no longer in the index; nothing was moved.")
     # The lock a sync's reconcile takes: the two never interleave.
@@ -91,7 +92,7 @@ def _check_index(*, file: File, expected_path: str, new_path: str) -> None:
         raise ApplicationError(f"{file.path} is already there.")
     if file.status not in _SETTLED or file.indexed_checksum != file.checksum:
         raise ConflictError(f"{file.path} changed and is being re-indexed; try again once it is indexed.")
-    if File.objects.filter(folder_id=file.folder_id, path=new_path).exists():
+    if folder_file_exists(folder_id=file.folder_id, path=new_path):
         raise ConflictError(f"{new_path} already exists; nothing was moved.")
 
 

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from apps.library.models import File
+from apps.library.selectors import file_with_folder_get
 from apps.organize.guideline import GuidelineRule, guideline_parse, guideline_read
 from apps.organize.learning import LearnedTarget, SimilarDecision, learned_targets, similar_decisions
 from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion, SuggestionStatus
@@ -109,4 +110,4 @@ def organize_inputs(*, file: File, preferences: OrganizationSettings | None = No
 
 
 def file_for_organize(*, file_id: int) -> File | None:
-    return File.objects.select_related("folder").defer("search_vector").filter(pk=file_id).first()
+    return file_with_folder_get(file_id=file_id)

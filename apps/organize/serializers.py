@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.chat.inbox.serializers import InboxMessageOutputSerializer
+from apps.chat.serializers import InboxMessageOutputSerializer
 from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion
 
 

@@ -1,16 +1,14 @@
-"""Writes of organizing: the one writer of suggestions, responses to them, moves, undo, expiry.
+"""Writes of organizing: settings, and the one writer of suggestions.
 
 Whoever proposes a folder (the offline policy, the organize agent's tool, the on-demand API),
-`suggestion_create` writes the suggestion and its `suggestion` message. Accepting moves the file
-at the source and in the index (`moves.file_relocate`) and records a decision that teaches;
-rejecting records the decision and keeps the file where it is.
+`suggestion_create` writes the suggestion and its `suggestion` message. Responses to suggestions,
+automatic moves, undo and expiry are in `decisions`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -19,22 +17,14 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.chat.inbox.conversations import inbox_conversation_current, inbox_message_add
-from apps.chat.models import Conversation, ConversationKind, Message, MessageType
+from apps.chat.models import Conversation, MessageType
+from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import File, FileStatus, Folder
-from apps.organize.guideline import guideline_read
-from apps.organize.learning import guideline_proposal, similar_decisions
-from apps.organize.models import (
-    DecisionAction,
-    FileMove,
-    OrganizationDecision,
-    OrganizationSettings,
-    OrganizationSuggestion,
-    SuggestionStatus,
-)
-from apps.organize.moves import file_relocate
+from apps.library.selectors import folder_files_get_by_path, folder_files_under
+from apps.organize.decisions import suggestion_auto_move, suggestion_decide
+from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX, folder_path_clean, in_inbox, parent_folder
 from apps.organize.selectors import (
     file_for_organize,
@@ -43,15 +33,9 @@ from apps.organize.selectors import (
     pending_suggestion_for_file,
 )
 
-logger = logging.getLogger(__name__)
-
 ON_DEMAND_MAX_FILES = 100
 MAX_REASONING_CHARS = 2000
 MAX_ALTERNATIVES = 5
-
-
-class NotFoundError(ApplicationError):
-    status_code = 404
 
 
 @dataclass(frozen=True)
@@ -63,10 +47,16 @@ class SuggestOutcome:
 
 
 @dataclass(frozen=True)
-class RespondOutcome:
-    suggestion: OrganizationSuggestion
-    move: FileMove | None
-    message: Message | None
+class OrganizeAgent:
+    """A model that organizes one file without a conversation (after its digest)."""
+
+    available: Callable[[], bool]
+    # (file_id=...) -> the agent's outcome, or None to let the offline policy decide
+    organize_file: Callable[..., SuggestOutcome | None]
+
+
+# The organize agent lives in `apps.inbox`, above organize; it registers here (`InboxConfig.ready`).
+ORGANIZE_AGENTS: dict[str, OrganizeAgent] = {}
 
 
 # -- settings ----------------------------------------------------------------------------------
@@ -121,7 +111,7 @@ def suggestion_create(
                 raise ConflictError(f"{file.path} already has a pending suggestion ({pending.target_folder}).")
             if pending.target_folder == target:
                 return pending
-            _decide(pending, status=SuggestionStatus.EXPIRED, now=now)
+            suggestion_decide(suggestion=pending, status=SuggestionStatus.EXPIRED, now=now)
         conversation = conversation or inbox_conversation_current(folder=file.folder)
         try:
             with transaction.atomic():
@@ -230,24 +220,22 @@ def auto_move_if_allowed(
 
 def file_suggest_auto(*, file_id: int) -> SuggestOutcome:
     """The digest-complete hook: the organize agent when a model is configured, else the policy."""
-    from apps.chat.inbox.organize_agent import organize_agent_available, organize_file_with_agent
-
-    if organize_agent_available():
-        outcome = organize_file_with_agent(file_id=file_id)
-        if outcome is not None:
-            return outcome
+    for agent in ORGANIZE_AGENTS.values():
+        if agent.available():
+            outcome = agent.organize_file(file_id=file_id)
+            if outcome is not None:
+                return outcome
     return file_suggest(file_id=file_id)
 
 
 def files_suggest(*, folder: Folder, paths: Sequence[str] | None, force: bool = False) -> list[SuggestOutcome]:
     """On demand: the given paths, or every file under inbox/, each suggested with the policy."""
-    files = File.objects.filter(folder=folder).only("pk", "path")
     if paths is None:
-        chosen = list(files.filter(path__startswith=INBOX).order_by("path")[:ON_DEMAND_MAX_FILES])
+        chosen = folder_files_under(folder_id=folder.pk, prefix=INBOX, limit=ON_DEMAND_MAX_FILES)
         missing: list[str] = []
     else:
         wanted = list(dict.fromkeys(paths))
-        by_path = {file.path: file for file in files.filter(path__in=wanted)}
+        by_path = folder_files_get_by_path(folder_id=folder.pk, paths=wanted)
         chosen = [by_path[path] for path in wanted if path in by_path]
         missing = [path for path in wanted if path not in by_path]
     conversation = inbox_conversation_current(folder=folder) if chosen else None
@@ -256,112 +244,6 @@ def files_suggest(*, folder: Folder, paths: Sequence[str] | None, force: bool = 
         file_suggest(file_id=file.pk, on_demand=True, force=force, conversation=conversation) for file in chosen
     ]
     return outcomes
-
-
-def suggestion_respond(
-    *, suggestion_id: int, owner_id: int, action: str, target_folder: str | None = None
-) -> RespondOutcome:
-    """Accept (move to the suggested folder), choose (move to `target_folder`) or reject."""
-    chosen = folder_path_clean(target_folder or "") if action == DecisionAction.CHOOSE else None
-    now = timezone.now()
-    with transaction.atomic():
-        suggestion = (
-            OrganizationSuggestion.objects.select_for_update(of=("self",))
-            .select_related("message")
-            .filter(pk=suggestion_id, owner_id=owner_id)
-            .first()
-        )
-        if suggestion is None:
-            raise NotFoundError("Suggestion not found.")
-        _ensure_open(suggestion, now=now)
-        if action == DecisionAction.REJECT:
-            _decide(suggestion, status=SuggestionStatus.REJECTED, now=now)
-            _decision_record(suggestion=suggestion, action=action, final_target="")
-            return RespondOutcome(suggestion=suggestion, move=None, message=None)
-        target = chosen or suggestion.target_folder
-        move = _accept(suggestion=suggestion, target=target, automatic=False, now=now)
-        decision = _decision_record(suggestion=suggestion, action=action, final_target=target)
-        message = _action_message(
-            suggestion=suggestion, details=f"Moved {move.from_path} to {move.to_path}.", move=move
-        )
-    _propose_guideline_line(suggestion=suggestion, target=target, embedding=decision.digest_embedding)
-    return RespondOutcome(suggestion=suggestion, move=move, message=message)
-
-
-def suggestion_auto_move(*, suggestion_id: int) -> FileMove | None:
-    """Move without asking (auto_move above its threshold). Teaches nothing: nobody decided."""
-    try:
-        with transaction.atomic():
-            suggestion = (
-                OrganizationSuggestion.objects.select_for_update(of=("self",))
-                .select_related("message")
-                .get(pk=suggestion_id, status=SuggestionStatus.PENDING)
-            )
-            move = _accept(suggestion=suggestion, target=suggestion.target_folder, automatic=True, now=timezone.now())
-            _action_message(
-                suggestion=suggestion,
-                details=(
-                    f"Moved {move.from_path} to {move.to_path} automatically "
-                    f"({round(suggestion.confidence * 100)}% sure). Undo it if that was wrong."
-                ),
-                move=move,
-            )
-    except ApplicationError as exc:
-        logger.info("automatic move of suggestion %s not done: %s", suggestion_id, exc.message)
-        return None
-    return move
-
-
-def suggestions_expire() -> int:
-    """Pending suggestions past their expiry, in one conditional UPDATE."""
-    now = timezone.now()
-    return OrganizationSuggestion.objects.filter(status=SuggestionStatus.PENDING, expires_at__lt=now).update(
-        status=SuggestionStatus.EXPIRED, updated_at=now
-    )
-
-
-# -- moves -------------------------------------------------------------------------------------
-
-
-def move_undo(*, move_id: int, owner_id: int) -> FileMove:
-    """Put a moved file back where it was. The folder it had left counts as declined for it."""
-    with transaction.atomic():
-        move = (
-            FileMove.objects.select_for_update(of=("self",))
-            .select_related("suggestion__message")
-            .filter(pk=move_id, owner_id=owner_id)
-            .first()
-        )
-        if move is None:
-            raise NotFoundError("Move not found.")
-        if move.undone_at is not None:
-            raise ConflictError("This move was already undone.")
-        file_relocate(file_id=move.file_id, expected_path=move.to_path, new_path=move.from_path)
-        move.undone_at = timezone.now()
-        move.save(update_fields=["undone_at", "updated_at"])
-        suggestion = move.suggestion
-        if suggestion is not None:
-            _decision_record(
-                suggestion=suggestion, action=DecisionAction.REJECT, final_target="", target=parent_folder(move.to_path)
-            )
-            _action_message(suggestion=suggestion, details=f"Moved {move.to_path} back to {move.from_path}.", move=move)
-    return move
-
-
-def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool, now: dt.datetime) -> FileMove:
-    """Move the file into `target` and mark the suggestion accepted."""
-    new_path = target + PurePosixPath(suggestion.source_path).name
-    file, old_path = file_relocate(file_id=suggestion.file_id, expected_path=suggestion.source_path, new_path=new_path)
-    move = FileMove.objects.create(
-        owner_id=suggestion.owner_id,
-        file=file,
-        suggestion=suggestion,
-        from_path=old_path,
-        to_path=file.path,
-        automatic=automatic,
-    )
-    _decide(suggestion, status=SuggestionStatus.ACCEPTED, now=now)
-    return move
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -382,99 +264,6 @@ def _blocker(*, file: File, preferences: OrganizationSettings, on_demand: bool) 
     if pending is not None:
         return SuggestOutcome(path=file.path, suggestion=pending, skipped="a suggestion is already pending")
     return None
-
-
-def _decide(suggestion: OrganizationSuggestion, *, status: str, now: dt.datetime) -> None:
-    suggestion.status = status
-    suggestion.decided_at = now
-    suggestion.save(update_fields=["status", "decided_at", "updated_at"])
-
-
-def _ensure_open(suggestion: OrganizationSuggestion, *, now: dt.datetime) -> None:
-    if suggestion.status != SuggestionStatus.PENDING:
-        raise ConflictError(f"This suggestion was already {suggestion.get_status_display().lower()}.")
-    if suggestion.expires_at is not None and suggestion.expires_at <= now:
-        raise ConflictError("This suggestion has expired; ask for a new one.")
-
-
-def _decision_record(
-    *, suggestion: OrganizationSuggestion, action: str, final_target: str, target: str | None = None
-) -> OrganizationDecision:
-    embedding = File.objects.filter(pk=suggestion.file_id).values_list("embedding", flat=True).first()
-    return OrganizationDecision.objects.create(
-        owner_id=suggestion.owner_id,
-        folder_id=suggestion.folder_id,
-        suggestion=suggestion,
-        file_name=PurePosixPath(suggestion.source_path).name[:255],
-        suggested_target=target or suggestion.target_folder,
-        final_target=final_target,
-        action=action,
-        digest_embedding=embedding,
-    )
-
-
-def _conversation_of(suggestion: OrganizationSuggestion) -> Conversation:
-    message = suggestion.message
-    if message is not None:
-        conversation = Conversation.objects.filter(pk=message.conversation_id, kind=ConversationKind.INBOX).first()
-        if conversation is not None:
-            return conversation
-    return inbox_conversation_current(folder=Folder.objects.get(pk=suggestion.folder_id))
-
-
-def _action_message(*, suggestion: OrganizationSuggestion, details: str, move: FileMove) -> Message:
-    return inbox_message_add(
-        conversation=_conversation_of(suggestion),
-        type=MessageType.ACTION_RESULT,
-        content={
-            "action": "move",
-            "success": True,
-            "details": details,
-            "moveId": move.pk,
-            "suggestionId": suggestion.pk,
-        },
-        metadata={"agent": "organize", "automatic": move.automatic},
-    )
-
-
-def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str, embedding: Any) -> None:
-    """After enough consistent acceptances, offer a guideline line (a message; never written).
-
-    `embedding`: the file's, as its decision recorded it.
-    """
-    decisions = similar_decisions(owner_id=suggestion.owner_id, folder_id=suggestion.folder_id, embedding=embedding)
-    proposal = guideline_proposal(decisions=decisions, target=target)
-    if proposal is None:
-        return
-    already = Message.objects.filter(
-        conversation__folder_id=suggestion.folder_id,
-        conversation__kind=ConversationKind.INBOX,
-        metadata__guideline_proposal__target=proposal.target,
-        metadata__guideline_proposal__pattern=proposal.pattern,
-    ).exists()
-    folder = Folder.objects.get(pk=suggestion.folder_id)
-    if already or proposal.line in guideline_read(folder=folder):
-        return
-    inbox_message_add(
-        conversation=_conversation_of(suggestion),
-        type=MessageType.TEXT,
-        content={
-            "text": (
-                f"You have put {len(proposal.file_names)} similar files in {target} "
-                f"({', '.join(proposal.file_names[:3])}). Shall I remember that? Add this line to guideline.md:\n\n"
-                f"{proposal.line}"
-            )
-        },
-        metadata={
-            "agent": "organize",
-            "guideline_proposal": {
-                "target": proposal.target,
-                "pattern": proposal.pattern,
-                "line": proposal.line,
-                "decision_ids": list(proposal.decision_ids),
-            },
-        },
-    )
 
 
 def _clean_alternatives(alternatives: Sequence[dict[str, Any]], *, target: str) -> list[dict[str, Any]]:

@@ -1,27 +1,10 @@
-"""/api/inbox/... (conversations, suggestions, moves) and /api/settings/organization."""
+"""/api/inbox/... (suggestions, moves, organize on demand) and /api/settings/organization."""
 
 from django.urls import URLPattern, URLResolver, path
 
-from apps.chat.inbox import apis as inbox_apis
 from apps.organize import apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("inbox/conversations", inbox_apis.InboxConversationCollectionApi.as_view(), name="inbox-conversations"),
-    path(
-        "inbox/conversations/<int:conversation_id>",
-        inbox_apis.InboxConversationDetailApi.as_view(),
-        name="inbox-conversation-detail",
-    ),
-    path(
-        "inbox/conversations/<int:conversation_id>/messages",
-        inbox_apis.InboxMessageCreateApi.as_view(),
-        name="inbox-conversation-messages",
-    ),
-    path(
-        "inbox/conversations/<int:conversation_id>/archive",
-        inbox_apis.InboxConversationArchiveApi.as_view(),
-        name="inbox-conversation-archive",
-    ),
     path("inbox/suggestions", apis.SuggestionListApi.as_view(), name="inbox-suggestions"),
     path(
         "inbox/suggestions/<int:suggestion_id>/respond",

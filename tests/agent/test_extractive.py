@@ -12,9 +12,9 @@ from django.core.management import call_command
 from apps.chat.models import AgentRun, Message, RunStatus, WebhookTool
 from apps.library.models import File, Folder
 from apps.llm.extractive import NOTHING_RELEVANT
-from tests.agent.conftest import SECRET_TEXT, add_dated_file, ask, tool_results
-from tests.chat.conftest import make_folder
-from tests.conftest import BASE_DIR
+from tests.support.agent_runs import SECRET_TEXT, ask, tool_results
+from tests.support.chat_library import add_dated_file, make_folder
+from tests.support.servers import BASE_DIR
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

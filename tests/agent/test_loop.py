@@ -21,8 +21,8 @@ from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import ScriptedProvider, text_response, tool_call_response
 from apps.llm.sources import parse_user_prompt
 from apps.llm.types import LLMRequest, LLMResponse, Role, Usage
-from tests.agent.conftest import SECRET_TEXT, ask, tool_results
-from tests.agent.support import number_of, tool_payloads
+from tests.support.agent_requests import number_of, tool_payloads
+from tests.support.agent_runs import SECRET_TEXT, ask, tool_results
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

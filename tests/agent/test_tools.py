@@ -15,7 +15,8 @@ from apps.chat.agent.tools import documents as documents_module
 from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import ScriptedProvider, text_response
 from apps.llm.types import ToolCall
-from tests.agent.conftest import SECRET_TEXT, add_dated_file
+from tests.support.agent_runs import SECRET_TEXT
+from tests.support.chat_library import add_dated_file
 
 pytestmark = pytest.mark.django_db
 

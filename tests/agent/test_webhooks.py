@@ -14,9 +14,9 @@ from apps.chat.agent.webhook import WebhookRefused, webhook_call, webhook_url_ch
 from apps.chat.models import WebhookTool
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.types import ToolCall
-from tests.agent.conftest import ask, tool_results
-from tests.agent.support import tool_payloads
-from tests.chat.conftest import make_folder
+from tests.support.agent_requests import tool_payloads
+from tests.support.agent_runs import ask, tool_results
+from tests.support.chat_library import make_folder
 
 TICKET_SCHEMA = {
     "type": "object",

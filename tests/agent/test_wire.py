@@ -9,7 +9,7 @@ import pytest
 from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT
 from apps.chat.models import Message
 from apps.search.selectors import chunk_search
-from tests.agent.conftest import ask, tool_results
+from tests.support.agent_runs import ask, tool_results
 from tests.support.llm_wire_stub import OPENAI_PATH, StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
 from apps.chat.services import chat_start, run_execute
 from apps.llm.types import LLMResponse
-from tests.chat.conftest import make_folder
+from tests.support.chat_library import make_folder
 
 pytestmark = pytest.mark.django_db
 

@@ -20,8 +20,8 @@ from apps.chat.models import AgentRun, Message, RunStatus
 from apps.chat.services import chat_start, run_execute
 from apps.core.events import events_after, run_channel
 from apps.llm.types import LLMResponse
-from tests.chat.conftest import HEARTBEAT_SECONDS
-from tests.chat.sse_client import Received, parse_sse
+from tests.support.fixtures import HEARTBEAT_SECONDS
+from tests.support.sse_client import Received, parse_sse
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,7 +13,7 @@ from apps.llm.base import LLMUnavailableError
 from apps.llm.extractive import NOTHING_RELEVANT
 from apps.llm.sources import SOURCES_PREAMBLE, parse_user_prompt
 from apps.llm.types import LLMRequest, LLMResponse, Role, Usage
-from tests.chat.conftest import add_file, make_folder
+from tests.support.chat_library import add_file, make_folder
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from apps.library import vector_index
-from tests.conftest import BASE_DIR
+from tests.support.servers import BASE_DIR
 
 
 def _admin_conninfo() -> dict:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.utils import timezone
@@ -15,6 +13,7 @@ from django.utils import timezone
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import Folder
 from tests.drive.conftest import run_sync
+from tests.support.drive_oauth import consent, query
 
 pytestmark = pytest.mark.django_db
 
@@ -23,20 +22,6 @@ pytestmark = pytest.mark.django_db
 def plain_http_token_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     # requests-oauthlib refuses a token endpoint without TLS; the emulator is plain HTTP on loopback.
     monkeypatch.setenv("OAUTHLIB_INSECURE_TRANSPORT", "1")
-
-
-def query(url: str) -> dict[str, str]:
-    return {key: values[-1] for key, values in parse_qs(urlsplit(url).query).items()}
-
-
-def consent(auth_client) -> dict[str, str]:
-    """Start the flow and click Allow on the (emulated) consent page: the callback's parameters."""
-    response = auth_client.get("/api/drive/connect")
-    assert response.status_code == 200, response.json()
-    redirect = requests.get(response.json()["auth_url"], allow_redirects=False, timeout=10)
-    assert redirect.status_code == 302
-    assert redirect.headers["Location"].startswith("http://testserver/api/drive/callback?")
-    return query(redirect.headers["Location"])
 
 
 def test_connect_returns_a_consent_url_for_offline_drive_access_with_pkce(auth_client, drive_settings, user):

@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import SyncLog
 from tests.drive.conftest import long_text, run_sync
-from tests.drive.test_oauth import consent
+from tests.support.drive_oauth import consent
 
 pytestmark = pytest.mark.django_db
 

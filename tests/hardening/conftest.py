@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
 from apps.library.models import File, Folder
 from apps.organize.models import FileMove, OrganizationSuggestion
-from tests.agent.conftest import hook_server  # noqa: F401 - the agent suite's fixture, shared
+from tests.support.agent_runs import hook_server  # noqa: F401  (a fixture)
 from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
 
 

@@ -29,9 +29,9 @@ from apps.core.events import events_after, run_channel
 from apps.library.models import File, Folder
 from apps.llm.scripted import ScriptedProvider, text_response, tool_call_response
 from apps.llm.types import LLMRequest, LLMResponse
-from tests.agent.conftest import add_dated_file, ask
-from tests.agent.support import tool_payloads
-from tests.chat.conftest import make_folder
+from tests.support.agent_requests import tool_payloads
+from tests.support.agent_runs import ask
+from tests.support.chat_library import add_dated_file, make_folder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -225,9 +225,8 @@ def test_an_obedient_model_gets_nothing_of_another_users_folder(
 def test_the_inbox_agents_cannot_reach_another_users_file_by_path_or_id(planted, victim, scripted, user):
     """The same orders through the inbox: the query agent reads by path too, hands off to the
     organize agent, and replies with file cards; each of those resolves within the folder only."""
-    from apps.chat.inbox.conversations import inbox_conversation_current
-    from apps.chat.inbox.services import inbox_message_post
-    from apps.chat.services import run_execute
+    from apps.chat.services import inbox_conversation_current, run_execute
+    from apps.inbox.services import inbox_message_post
 
     def obey(request: LLMRequest) -> LLMResponse:
         orders = _orders(request)

@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from apps.core.openapi import RUN_EVENTS_PATH
+from apps.core.openapi import EVENT_STREAM_PATHS, FOLDER_EVENTS_PATH, RUN_EVENTS_PATH
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES_PER_OPERATION = 10
@@ -70,7 +70,7 @@ def _with_owned_ids(values: Any, ids: dict[str, str], *, as_int: bool = False) -
 
 
 @pytest.mark.django_db
-@schema.exclude(path=RUN_EVENTS_PATH).parametrize()
+@schema.exclude(path=list(EVENT_STREAM_PATHS)).parametrize()
 @settings(
     max_examples=EXAMPLES_PER_OPERATION,
     derandomize=True,
@@ -125,10 +125,13 @@ def test_a_limit_beyond_bigint_is_capped_not_a_500(path, owned, auth_client):
     assert len(response.json()["results"]) <= Pagination.max_limit
 
 
-def test_the_run_event_stream_is_documented_with_the_statuses_its_view_answers(client):
+@pytest.mark.parametrize(
+    ("path", "id_name"), [(RUN_EVENTS_PATH, "run_id"), (FOLDER_EVENTS_PATH, "folder_id")], ids=["run", "folder"]
+)
+def test_the_event_streams_are_documented_with_the_statuses_their_views_answer(client, path, id_name):
     response = client.get("/api/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    operation = response.json()["paths"][RUN_EVENTS_PATH]["get"]
+    operation = response.json()["paths"][path]["get"]
     assert "text/event-stream" in operation["responses"]["200"]["content"]
-    # apps/chat/sse.py: a malformed Last-Event-ID, no credentials, someone else's run (tests/chat/test_sse.py).
+    # apps/core/sse.py: a malformed Last-Event-ID, no credentials, someone else's run or folder.
     assert {"400", "401", "404"} <= operation["responses"].keys()
-    assert {parameter["name"] for parameter in operation["parameters"]} == {"run_id", "Last-Event-ID", "last_event_id"}
+    assert {parameter["name"] for parameter in operation["parameters"]} == {id_name, "Last-Event-ID", "last_event_id"}

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.chat.conftest import asgi_server  # noqa: F401  (the SSE tests stream through a real ASGI server)
-from tests.organize.conftest import queued_suggestions, sample  # noqa: F401
-from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
+from tests.support.fixtures import (
+    asgi_server,  # noqa: F401  (the SSE tests stream through a real ASGI server)
+    fresh_throttle_counts,  # noqa: F401  (autouse)
+)
+from tests.support.sample_folder import queued_suggestions, sample  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(params=["openai", "anthropic"])

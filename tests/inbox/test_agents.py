@@ -10,17 +10,17 @@ from dataclasses import replace
 
 import pytest
 
-from apps.chat.inbox.conversations import inbox_conversation_current
-from apps.chat.inbox.organize_agent import ORGANIZE_SYSTEM_PROMPT
-from apps.chat.inbox.query_agent import QUERY_SYSTEM_PROMPT
-from apps.chat.inbox.services import inbox_message_post
 from apps.chat.models import Message
-from apps.chat.services import run_execute
+from apps.chat.services import inbox_conversation_current, run_execute
+from apps.inbox.organize_agent import ORGANIZE_SYSTEM_PROMPT
+from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT
+from apps.inbox.services import inbox_message_post
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.types import Usage
+from apps.organize.decisions import suggestion_respond
 from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion
-from apps.organize.services import file_suggest, file_suggest_auto, suggestion_respond
+from apps.organize.services import file_suggest, file_suggest_auto
 from tests.support.llm_wire_stub import StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from apps.chat.models import AgentRun, Conversation
-from tests.chat.sse_client import parse_sse
+from tests.support.sse_client import parse_sse
 
 
 @pytest.fixture

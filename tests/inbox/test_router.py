@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from apps.chat.inbox.router import (
+from apps.inbox.router import (
     MIN_CONFIDENCE,
     ROUTER_MAX_TOKENS,
     ROUTER_SYSTEM_PROMPT,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from apps.library.models import Folder
+from tests.support.fixtures import asgi_server  # noqa: F401  (the folder event stream tests)
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.library.models import Chunk, File, Folder
-from tests.conftest import BASE_DIR
 from tests.library.conftest import write
 from tests.library.documents import encrypted_pdf_bytes
+from tests.support.servers import BASE_DIR
 
 
 def run(*args):

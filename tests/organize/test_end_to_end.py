@@ -12,7 +12,7 @@ import pytest
 
 from apps.library.models import Chunk, File
 from apps.organize.models import OrganizationSuggestion
-from tests.organize.conftest import copy_sample, drop
+from tests.support.sample_folder import copy_sample, drop
 from workers.organize import suggest_organization
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -7,10 +7,11 @@ import pytest
 
 from apps.chat.models import Message
 from apps.library.indexing import folder_index
+from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationDecision
 from apps.organize.selectors import file_for_organize, organize_inputs
-from apps.organize.services import file_suggest, suggestion_respond
-from tests.organize.conftest import drop
+from apps.organize.services import file_suggest
+from tests.support.sample_folder import drop
 
 pytestmark = pytest.mark.django_db
 

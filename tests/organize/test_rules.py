@@ -10,7 +10,7 @@ from apps.organize.learning import SimilarDecision, guideline_proposal, learned_
 from apps.organize.paths import file_path_clean, folder_path_clean
 from apps.organize.policy import FileFacts, organize_propose
 from apps.organize.tree import FolderSimilarity
-from tests.organize.conftest import SAMPLE
+from tests.support.sample_folder import SAMPLE
 
 GUIDELINE = (SAMPLE / "guideline.md").read_text()
 FOLDERS = ["finance/", "personal/", "taxes/", "work/"]

@@ -8,9 +8,10 @@ import pytest
 from django.utils import timezone
 
 from apps.chat.models import Conversation, Message, MessageType
+from apps.organize.decisions import suggestion_respond, suggestions_expire
 from apps.organize.guideline import guideline_read
 from apps.organize.models import FileMove, OrganizationDecision, OrganizationSettings, OrganizationSuggestion
-from apps.organize.services import file_suggest, suggestion_respond, suggestions_expire
+from apps.organize.services import file_suggest
 from workers.organize import expire_suggestions, suggest_organization
 
 pytestmark = pytest.mark.django_db

@@ -30,8 +30,8 @@ import redis
 from apps.connectors.drive.emulator_state import DriveState
 from apps.core.embedded_services import _pg_user, _redis_alive, _redis_server_binary
 from apps.core.events import TERMINAL_TYPES
-from tests.chat.sse_client import Received, parse_sse
 from tests.support.servers import BASE_DIR, free_port
+from tests.support.sse_client import Received, parse_sse
 
 HOLD_TIMEOUT = 120
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+
+from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 
 @pytest.fixture(autouse=True)
@@ -11,3 +16,20 @@ def fresh_throttle_counts() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+HEARTBEAT_SECONDS = 0.3
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker) -> Iterator[RunningServer]:
+    """uvicorn serving config.asgi on the test database (tests using it must be transactional)."""
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash",
+        LLM_PROVIDER="extractive",
+        SSE_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
+        THROTTLE_CHAT="1000/min",
+    )
+    log_path = BASE_DIR / "var" / f"test-asgi-{os.getpid()}.log"
+    with start_uvicorn(env=env, log_path=log_path, log_level="warning") as server:
+        yield server

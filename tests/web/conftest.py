@@ -14,7 +14,7 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from apps.library.models import File, Folder
-from tests.chat.conftest import add_file as add_chat_file
+from tests.support.chat_library import add_file as add_chat_file
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from apps.library.models import SyncLog
-from tests.conftest import BASE_DIR
+from tests.support.servers import BASE_DIR
 from tests.web.conftest import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)

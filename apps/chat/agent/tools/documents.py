@@ -22,8 +22,8 @@ from apps.chat.agent.registry import (
     ToolOutput,
     pydantic_tool,
 )
-from apps.chat.agent.selectors import Block, file_blocks, folder_file_get, folder_files_get
 from apps.library.models import File
+from apps.library.selectors import Block, file_blocks, folder_file_get, folder_files_get
 from apps.llm.extractive_text import terms
 
 READ_MAX_TOKENS = 2000

@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import Field
 
 from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
-from apps.chat.agent.selectors import folder_file_get, folder_recent_files, folder_stats
 from apps.library.models import File
+from apps.library.selectors import folder_file_get, folder_recent_files, folder_stats
 
 
 class ListRecentFilesInput(ToolInput):

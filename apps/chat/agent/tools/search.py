@@ -10,8 +10,8 @@ from pydantic import Field, model_validator
 from apps.chat.agent.context import Passage
 from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT, rewrite_prompt
 from apps.chat.agent.registry import DATA_NOTICE, Tool, ToolContext, ToolInput, ToolKind, ToolOutput, pydantic_tool
-from apps.chat.agent.selectors import folder_files_modified_between
 from apps.chat.agent.tools.files import file_summary
+from apps.library.selectors import folder_files_modified_between
 from apps.llm.base import LLMError
 from apps.llm.extractive import ExtractiveProvider, rewrite_query_offline
 from apps.llm.factory import get_llm

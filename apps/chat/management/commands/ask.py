@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.chat import selectors
-from apps.chat.apis import MAX_MESSAGE_CHARS
+from apps.chat.serializers import MAX_MESSAGE_CHARS
 from apps.chat.services import chat_start, run_execute
 from apps.core.api import ApplicationError
 from apps.core.events import Event

@@ -1,15 +1,15 @@
-"""Reads of the inbox: conversations of one owner, their pending suggestions, files by path or kind."""
+"""Reads of the inbox: conversations of one owner, their pending suggestions, the files waiting in inbox/."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
-from apps.chat.agent.selectors import file_type_q, folder_files
-from apps.chat.inbox.conversations import message_text
+from apps.chat.messages import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
 from apps.chat.selectors import conversation_list
 from apps.library.models import File
+from apps.library.selectors import folder_files_under
 from apps.organize.models import OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX
 
@@ -78,14 +78,4 @@ def last_shown_file_ids(*, conversation_id: int, before_message_id: int) -> list
 
 
 def inbox_files(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list[File]:
-    return list(folder_files(folder_id).filter(path__startswith=INBOX).order_by("path")[:limit])
-
-
-def file_id_by_path(*, folder_id: int, path: str) -> int | None:
-    return File.objects.filter(folder_id=folder_id, path=path).values_list("pk", flat=True).first()
-
-
-def folder_mime_types(*, folder_id: int, kind: str) -> tuple[str, ...]:
-    """The folder's MIME types of a kind (see `file_type_q`)."""
-    files = File.objects.filter(file_type_q(kind), folder_id=folder_id).exclude(mime_type="")
-    return tuple(sorted(set(files.values_list("mime_type", flat=True))))
+    return folder_files_under(folder_id=folder_id, prefix=INBOX, limit=limit)

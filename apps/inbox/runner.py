@@ -24,33 +24,35 @@ from django.conf import settings
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.runner import outcome_result, run_question, standard_fallback
-from apps.chat.agent.selectors import folder_files
 from apps.chat.events import RunEvents
-from apps.chat.inbox.conversations import inbox_message_add, message_event_payload
-from apps.chat.inbox.offline import OfflineQueryPlanner
-from apps.chat.inbox.organize_agent import (
+from apps.chat.messages import message_payload
+from apps.chat.models import AgentRun, Conversation, Message, MessageType
+from apps.chat.prompts import HistoryTurn
+from apps.chat.selectors import conversation_history
+from apps.chat.services import inbox_message_add
+from apps.chat.types import RunResult
+from apps.core.api import ApplicationError
+from apps.inbox.offline import OfflineQueryPlanner
+from apps.inbox.organize_agent import (
     MAX_FILES_PER_RUN,
     organize_agent_available,
     organize_agent_run,
     organize_task,
 )
-from apps.chat.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
-from apps.chat.inbox.router import Route, route_message
-from apps.chat.inbox.save import inbox_note_save
-from apps.chat.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
-from apps.chat.inbox.state import InboxRunState, ReplyEndsLoop
-from apps.chat.models import AgentRun, Conversation, Message, MessageType
-from apps.chat.prompts import HistoryTurn
-from apps.chat.selectors import conversation_history
-from apps.chat.types import RunResult
-from apps.core.api import ApplicationError
-from apps.library.models import File, Folder
+from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
+from apps.inbox.router import Route, route_message
+from apps.inbox.save import inbox_note_save
+from apps.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
+from apps.inbox.state import InboxRunState, ReplyEndsLoop
+from apps.library.models import Folder
+from apps.library.selectors import folder_file_get_by_path, folder_files_get, folder_files_get_by_path
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_llm
+from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationSuggestion
 from apps.organize.paths import folder_path_clean, in_inbox
-from apps.organize.services import SuggestOutcome, file_suggest, suggestion_respond
+from apps.organize.services import SuggestOutcome, file_suggest
 from apps.organize.terms import name_terms, organize_terms
 from apps.organize.tree import folder_tree
 
@@ -101,7 +103,7 @@ class Turn:
         message = inbox_message_add(
             conversation=self.conversation, type=type, content=content, metadata={"agent": agent, "run_id": self.run_id}
         )
-        self.events.emit("message", message_event_payload(message))
+        self.events.emit("message", message_payload(message))
         return message
 
 
@@ -154,7 +156,7 @@ def _confirm(turn: Turn) -> RunResult:
         if outcome.move is not None:
             done.append(f"{outcome.move.from_path} → {outcome.move.to_path}")
         if outcome.message is not None:
-            turn.events.emit("message", message_event_payload(outcome.message))
+            turn.events.emit("message", message_payload(outcome.message))
     lines = [f"Done: moved {done[0]}." if len(done) == 1 else f"Done: moved {len(done)} files."] if done else []
     if len(done) > 1:
         lines += [f"- {item}" for item in done]
@@ -270,7 +272,7 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
         )
     _announce_suggestions(turn, suggestion_ids=state.suggestion_ids)
     for message in Message.objects.filter(pk__in=state.action_message_ids).order_by("id"):
-        turn.events.emit("message", message_event_payload(message))
+        turn.events.emit("message", message_payload(message))
     return outcome_result(outcome, metrics={"agent": "organize"})
 
 
@@ -290,12 +292,11 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> list[str]:
     """The files a message means: handed over, named, referred back to, or the whole inbox."""
     folder_id = turn.conversation.folder_id
-    files = folder_files(folder_id)
     if file_ids:
-        by_id = {file.pk: file.path for file in files.filter(pk__in=file_ids)}
-        return [by_id[pk] for pk in file_ids if pk in by_id][:MAX_FILES_PER_RUN]
+        by_id = folder_files_get(folder_id=folder_id, file_ids=file_ids)
+        return [by_id[pk].path for pk in file_ids if pk in by_id][:MAX_FILES_PER_RUN]
     named_path = turn.route.params.get("file_path")
-    if named_path and files.filter(path=named_path).exists():
+    if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
         return [named_path]
     waiting = inbox_files(folder_id=folder_id)
     words = set(organize_terms(turn.text)) - set(organize_terms(target or ""))
@@ -305,8 +306,8 @@ def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | No
     every, one = _REFERS_TO_ALL.search(turn.text), _REFERS_TO_ONE.search(turn.text)
     if every or one:
         shown = last_shown_file_ids(conversation_id=turn.conversation.pk, before_message_id=turn.question.pk)
-        by_id = {file.pk: file.path for file in files.filter(pk__in=shown)}
-        meant = [by_id[pk] for pk in shown if pk in by_id]
+        shown_files = folder_files_get(folder_id=folder_id, file_ids=shown)
+        meant = [shown_files[pk].path for pk in shown if pk in shown_files]
         if meant:
             return meant[:MAX_FILES_PER_RUN] if every else meant[:1]
     open_files = set(
@@ -333,11 +334,11 @@ def _target_of(route: Route, *, folder_id: int) -> str | None:
 
 
 def _policy_suggestions(turn: Turn, *, paths: Sequence[str]) -> list[SuggestOutcome]:
-    ids = dict(File.objects.filter(folder_id=turn.conversation.folder_id, path__in=paths).values_list("path", "pk"))
+    files = folder_files_get_by_path(folder_id=turn.conversation.folder_id, paths=paths)
     outcomes = [
-        file_suggest(file_id=ids[path], on_demand=True, conversation=turn.conversation, run_id=turn.run_id)
+        file_suggest(file_id=files[path].pk, on_demand=True, conversation=turn.conversation, run_id=turn.run_id)
         for path in paths
-        if path in ids
+        if path in files
     ]
     _announce_suggestions(turn, suggestion_ids=[outcome.suggestion.pk for outcome in outcomes if outcome.suggestion])
     return outcomes
@@ -351,7 +352,7 @@ def _announce_suggestions(turn: Turn, *, suggestion_ids: Sequence[int]) -> None:
         if message is None or message.metadata.get("run_id") != turn.run_id:
             continue
         turn.events.emit("suggestion", {"suggestion_id": suggestion.pk, **message.content})
-        turn.events.emit("message", message_event_payload(message))
+        turn.events.emit("message", message_payload(message))
 
 
 def _outcomes_text(outcomes: Sequence[SuggestOutcome]) -> str:

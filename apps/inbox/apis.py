@@ -14,16 +14,16 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from apps.chat.apis import MAX_MESSAGE_CHARS, EventStreamRenderer, run_streamed
-from apps.chat.inbox import selectors
-from apps.chat.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
-from apps.chat.inbox.services import inbox_conversation_start, inbox_message_post
 from apps.chat.models import AgentRun, Conversation, ConversationStatus
-from apps.chat.serializers import events_url
+from apps.chat.serializers import MAX_MESSAGE_CHARS, events_url
 from apps.chat.services import conversation_archive, run_enqueue
+from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.apis import folder_or_404
+from apps.inbox import selectors
+from apps.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
+from apps.inbox.services import inbox_conversation_start, inbox_message_post
+from apps.library.selectors import folder_get_owned
 
 DETAIL_MESSAGES = 200
 
@@ -93,7 +93,7 @@ class InboxConversationCollectionApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         data = self.StartInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_or_404(request, data.validated_data["folder_id"])
+        folder = folder_get_owned(user=request.user, folder_id=data.validated_data["folder_id"])
         conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
         if run is not None:
             return _run_response(request, conversation=conversation, run=run)

@@ -28,28 +28,24 @@ from apps.chat.agent.registry import (
     pydantic_tool,
 )
 from apps.chat.events import RunEvents
-from apps.chat.inbox.conversations import inbox_conversation_current
-from apps.chat.inbox.offline import OfflineOrganizePlanner
-from apps.chat.inbox.query_agent import FileRefInput
-from apps.chat.inbox.state import InboxRunState, ReplyEndsLoop, respond_tool
 from apps.chat.prompts import HistoryTurn
+from apps.chat.services import inbox_conversation_current
 from apps.core.api import ApplicationError
+from apps.inbox.offline import OfflineOrganizePlanner
+from apps.inbox.query_agent import FileRefInput
+from apps.inbox.state import InboxRunState, ReplyEndsLoop, respond_tool
 from apps.library.models import File, Folder
+from apps.library.selectors import file_with_folder_get
 from apps.llm.base import LLMProvider
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.factory import get_llm
+from apps.organize.decisions import suggestion_respond
 from apps.organize.guideline import GUIDELINE_PATH, guideline_read
 from apps.organize.models import OrganizationSuggestion
 from apps.organize.paths import folder_path_clean, parent_folder
 from apps.organize.policy import target_refusal
 from apps.organize.selectors import file_for_organize, organization_settings_get, organize_inputs
-from apps.organize.services import (
-    SuggestOutcome,
-    auto_move_if_allowed,
-    auto_suggest_blocker,
-    suggestion_create,
-    suggestion_respond,
-)
+from apps.organize.services import SuggestOutcome, auto_move_if_allowed, auto_suggest_blocker, suggestion_create
 from apps.organize.tree import folder_tree
 
 logger = logging.getLogger(__name__)
@@ -368,4 +364,4 @@ def _file(folder_id: int, reference: FileRefInput) -> File | None:
     file_id = reference.file_id_in(folder_id)
     if file_id is None:
         return None
-    return File.objects.select_related("folder").defer("search_vector").filter(pk=file_id, folder_id=folder_id).first()
+    return file_with_folder_get(file_id=file_id, folder_id=folder_id)

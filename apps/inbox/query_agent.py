@@ -25,8 +25,8 @@ from apps.chat.agent.registry import (
 from apps.chat.agent.tools.documents import ReadDocumentInput, read_document
 from apps.chat.agent.tools.files import FILE_TOOLS, FileIdInput, get_file_metadata
 from apps.chat.agent.tools.search import hit_passage
-from apps.chat.inbox.selectors import file_id_by_path, folder_mime_types
-from apps.chat.inbox.state import FileCard, Handoff, InboxRunState, files_resolve, respond_tool
+from apps.inbox.state import FileCard, Handoff, InboxRunState, files_resolve, respond_tool
+from apps.library.selectors import folder_file_get_by_path, folder_mime_types
 from apps.organize.paths import folder_path_clean
 from apps.search.selectors import chunk_search, file_search
 from apps.search.types import SearchFilters
@@ -76,7 +76,10 @@ class FileRefInput(ToolInput):
 
     def file_id_in(self, folder_id: int) -> int | None:
         """The id given, or the id of the file at the path given (None when there is none)."""
-        return self.file_id or file_id_by_path(folder_id=folder_id, path=self.path or "")
+        if self.file_id:
+            return self.file_id
+        file = folder_file_get_by_path(folder_id=folder_id, path=self.path or "")
+        return file.pk if file else None
 
 
 class FileContentInput(FileRefInput):

@@ -6,21 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from apps.chat.inbox.conversations import message_text
-from apps.chat.models import Conversation, Message
-
-
-class InboxMessageOutputSerializer(serializers.ModelSerializer[Message]):
-    """Every type with its seed 002 `content`, plus `text`: a one-line reading of any type."""
-
-    text = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Message
-        fields = ["id", "role", "type", "text", "content", "metadata", "created_at"]
-
-    def get_text(self, message: Message) -> str:
-        return message_text(message)
+from apps.chat.models import Conversation
+from apps.chat.serializers import InboxMessageOutputSerializer
 
 
 class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation]):

@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import Field
 
 from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
-from apps.chat.agent.selectors import folder_files
 from apps.chat.models import Conversation
 from apps.library.models import File
+from apps.library.selectors import folder_files_get, folder_files_get_by_path
 from apps.llm.base import LLMProvider, stream_text
 from apps.llm.types import LLMResponse, Message, TextCallback, ToolSpec
 
@@ -147,9 +147,8 @@ def files_resolve(*, folder_id: int, refs: Sequence[int | str]) -> tuple[list[Fi
     """Files of this folder named by id or path, in the order given; and the refs that name none."""
     ids = [int(ref) for ref in refs if isinstance(ref, int) or str(ref).isdigit()]
     paths = [ref for ref in refs if isinstance(ref, str) and not ref.isdigit()]
-    rows = folder_files(folder_id)
-    by_id = {file.pk: file for file in rows.filter(pk__in=ids)}
-    by_path = {file.path: file for file in rows.filter(path__in=paths)}
+    by_id = folder_files_get(folder_id=folder_id, file_ids=ids)
+    by_path = folder_files_get_by_path(folder_id=folder_id, paths=paths)
     found: list[File] = []
     missing: list[str] = []
     for ref in refs:

@@ -1,0 +1,32 @@
+"""Server-sent events of a folder: indexing progress, per-file results, syncs, suggestions, moves.
+
+A folder's stream never ends by itself: the page keeps it open while it shows the folder.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.views.decorators.http import require_GET
+
+from apps.core.events import folder_channel
+from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
+from apps.library.models import Folder
+
+
+@require_GET
+async def folder_events(request: HttpRequest, folder_id: int) -> HttpResponseBase:
+    user = await stream_user_or_error(request)
+    if isinstance(user, JsonResponse):
+        return user
+    after_id = resume_id_or_error(request)
+    if isinstance(after_id, JsonResponse):
+        return after_id
+    if not await Folder.objects.filter(pk=folder_id, owner_id=user.pk).aexists():
+        return JsonResponse({"detail": "Folder not found."}, status=404)
+    return sse_response(
+        sse_stream(
+            channel=folder_channel(folder_id),
+            after_id=after_id,
+            unavailable={"folder_id": str(folder_id), "message": "Live updates are unavailable; reconnect to resume."},
+        )
+    )
