@@ -43,8 +43,8 @@ def run(rows: int, *, keep_hnsw: bool) -> None:
     from django.db import connection, transaction
 
     from apps.library import backfill
+    from apps.library.chunk_store import chunks_replace
     from apps.library.chunking import ChunkPiece
-    from apps.library.indexing import chunks_replace
     from apps.library.models import File, Folder
 
     rng = random.Random(3)

@@ -102,8 +102,9 @@ def run(corpus: Path) -> None:
     from apps.connectors.local import LocalSource
     from apps.embeddings.providers import get_embedder
     from apps.library import indexing
+    from apps.library.chunk_store import chunks_replace
     from apps.library.chunking import chunk_document
-    from apps.library.indexing import chunks_replace, folder_index
+    from apps.library.indexing import folder_index
     from apps.library.models import Chunk, File, Folder
     from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
     from apps.library.reconcile import folder_reconcile

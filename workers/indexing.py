@@ -7,8 +7,8 @@ from typing import Any
 from celery import shared_task
 from django.db import OperationalError
 
-from apps.connectors.base import SourceTransientError
 from apps.core import task_limits
+from apps.library.sources import SourceTransientError
 from workers.options import retrying
 
 _RETRIED = retrying(SourceTransientError, OperationalError)

@@ -16,16 +16,18 @@ class ConnectorsConfig(AppConfig):
     label = "connectors"
 
     def ready(self) -> None:
-        # Library keeps one sync function and one source factory per source kind; Drive's live
-        # here, so library never imports the Google client.
+        # Library keeps one sync function and one source factory per source kind; every kind's
+        # live here, so library never imports a connector (nor the Google client).
         from apps.connectors.drive.connection import folder_drive_source
         from apps.connectors.drive.sync import drive_folder_sync
-        from apps.library.indexing import SOURCES
+        from apps.connectors.local_sync import folder_local_source, local_folder_sync
         from apps.library.models import SourceKind
-        from apps.library.sync import SYNCERS
+        from apps.library.sources import SOURCES, SYNCERS
 
-        SYNCERS[SourceKind.DRIVE] = drive_folder_sync
+        SOURCES[SourceKind.LOCAL] = folder_local_source
+        SYNCERS[SourceKind.LOCAL] = local_folder_sync
         SOURCES[SourceKind.DRIVE] = folder_drive_source
+        SYNCERS[SourceKind.DRIVE] = drive_folder_sync
         # A logger's own filters apply before every handler, whatever level anyone sets.
         for name in _TOKEN_LOGGERS:
             logging.getLogger(name).addFilter(_not_debug)

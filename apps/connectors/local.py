@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
-from apps.connectors.base import SourceEntry, SourceError, SourceNotFoundError, SourceProblem
+from apps.library.sources import SourceEntry, SourceError, SourceNotFoundError, SourceProblem
 
 _BLOCK = 1 << 20
 _MARKDOWN_HINT = re.compile(rb"^(#{1,6} \S|```|\* \S|- \[[ x]\] )", re.MULTILINE)

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.core.events import redis_client
-from apps.search.services import folder_lexeme_stats_refresh
+from apps.library.models import File
+from apps.library.signals import folder_chunks_changed
 
 _BATCH = """
 WITH batch AS (
@@ -78,7 +79,7 @@ def search_vectors_backfill(*, max_seconds: float | None = None, batch_size: int
             break
     # The keyword statistics count only filled vectors.
     for folder_id in sorted(result.folder_ids):
-        folder_lexeme_stats_refresh(folder_id=folder_id)
+        folder_chunks_changed.send(sender=File, folder_id=folder_id)
     return result
 
 

@@ -16,59 +16,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
-from psycopg.types.json import Jsonb
 
-from apps.connectors.base import Source, SourceEntry, SourceError, SourceTransientError
-from apps.connectors.local import LocalSource
 from apps.core import task_limits
 from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
 from apps.embeddings.providers import get_embedder
-from apps.library.backfill import search_vectors_backfill, search_vectors_backfill_enqueue
+from apps.library.backfill import search_vectors_backfill
+from apps.library.chunk_store import chunks_replace
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import SETTLED, file_settle
-from apps.library.models import (
-    File,
-    FileStatus,
-    Folder,
-    FolderStatus,
-    IndexingJob,
-    JobKind,
-    JobStatus,
-    SourceKind,
-)
+from apps.library.jobs import indexing_job_finish, indexing_job_start
+from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
-from apps.search.services import folder_lexeme_stats_refresh
+from apps.library.signals import file_indexed, folder_chunks_changed
+from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_entry_of, source_for
 
 logger = logging.getLogger(__name__)
 
-INBOX_PREFIX = "inbox/"
 _MAX_GROUP_FILES = 100
-_COPY_CHUNKS = (
-    "COPY library_chunk (file_id, folder_id, chunk_index, text, embedding, location, token_count) "
-    "FROM STDIN (FORMAT BINARY)"
-)
-_COPY_TYPES = ["int8", "int8", "int4", "text", "vector", "jsonb", "int4"]
-
-
-def _local_source(folder: Folder) -> Source:
-    return LocalSource(folder.external_id)
-
-
-# One factory per source kind; the Drive connector registers its own.
-SOURCES: dict[str, Callable[[Folder], Source]] = {SourceKind.LOCAL: _local_source}
-
-
-def source_for(*, folder: Folder) -> Source:
-    try:
-        return SOURCES[folder.source](folder)
-    except KeyError:
-        raise SourceError(f"No connector is available for {folder.source} folders.") from None
 
 
 # --- Folder runs --------------------------------------------------------------------------------
@@ -109,18 +79,18 @@ def folder_index(
         return None
     if force:
         File.objects.filter(folder=folder).update(indexed_checksum="")
-    job_id = _job_start(folder_id=folder_id, kind=JobKind.INDEX_FOLDER, token=task_id or uuid.uuid4().hex)
+    job_id = indexing_job_start(folder_id=folder_id, kind=JobKind.INDEX_FOLDER, token=task_id or uuid.uuid4().hex)
     Folder.objects.filter(pk=folder_id).update(status=FolderStatus.INDEXING)
     try:
         source = source_for(folder=folder)
         entries = list(source.list_entries())
         result = folder_reconcile(folder=folder, entries=entries, problems=source.problems())
     except SourceTransientError:
-        _job_finish(job_id=job_id, status=JobStatus.FAILED, error="source unavailable; retrying")
+        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error="source unavailable; retrying")
         raise
     except SourceError as exc:
         folder_source_failed(folder_id=folder_id, error=exc)
-        _job_finish(job_id=job_id, status=JobStatus.FAILED, error=str(exc))
+        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error=str(exc))
         return None
     now = timezone.now()
     Folder.objects.filter(pk=folder_id).update(last_synced_at=now, last_full_listing_at=now, last_error="")
@@ -137,13 +107,11 @@ def folder_index(
         files_enqueue(folder_id=folder_id, file_ids=result.to_index)
     counts = folder_counters_refresh(folder_id=folder_id)
     FolderProgress(folder_id).folder_scanned(result=result, counts=counts)
-    _job_finish(job_id=job_id, status=JobStatus.SUCCEEDED)
+    indexing_job_finish(job_id=job_id, status=JobStatus.SUCCEEDED)
     return result
 
 
 def folder_source_failed(*, folder_id: int, error: SourceError) -> None:
-    from apps.connectors.base import SourceAuthError
-
     status = FolderStatus.NEEDS_REAUTH if isinstance(error, SourceAuthError) else FolderStatus.ERROR
     Folder.objects.filter(pk=folder_id).update(status=status, last_error=str(error)[:2000])
     FolderProgress(folder_id).folder_failed(status=status, error=str(error))
@@ -279,7 +247,7 @@ def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutco
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
         return None, None
-    job_id = _job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
+    job_id = indexing_job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
     now = timezone.now()
     stale = now - dt.timedelta(seconds=task_limits.INDEX_FILES.hard)
     free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
@@ -291,7 +259,7 @@ def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutco
     if not claimed:
         status = File.objects.filter(pk=file_id).values_list("status", flat=True).first() or FileStatus.PENDING
         note = "claimed by another task" if status == FileStatus.INDEXING else f"nothing to do: file is {status}"
-        _job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
+        indexing_job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
         return None, FileOutcome(file_id=file_id, path=row["path"], status=status, noop=True)
     file = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").get(pk=file_id)
     return _Claimed(file=file, token=token, job_id=job_id), None
@@ -343,8 +311,7 @@ def _file_write(claimed: _Claimed, vectors: np.ndarray) -> FileOutcome:
             if not updated:
                 raise _ClaimLost
             chunks_replace(file_id=file.pk, folder_id=file.folder_id, pieces=claimed.pieces, vectors=vectors)
-            if file.path.startswith(INBOX_PREFIX):
-                _suggest_on_commit(file.pk)
+            file_indexed.send(sender=File, file_id=file.pk, folder_id=file.folder_id, path=file.path)
     except _ClaimLost:
         return _lost(claimed)
     return FileOutcome(file.pk, file.path, FileStatus.INDEXED, chunks=len(claimed.pieces))
@@ -379,7 +346,7 @@ def _file_failed(*, claimed: _Claimed, exc: Exception) -> FileOutcome:
 
 def _file_done(*, claimed: _Claimed, outcome: FileOutcome) -> None:
     status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
-    _job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
+    indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
     if not outcome.noop:
         _after_file(file=claimed.file, outcome=outcome)
 
@@ -396,77 +363,18 @@ def _embed(texts: Sequence[str]) -> np.ndarray:
     return np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
 
 
-def chunks_replace(*, file_id: int, folder_id: int, pieces: Sequence[ChunkPiece], vectors: np.ndarray) -> None:
-    """Swap a file's chunks for new ones; call inside a transaction so readers never see a gap."""
-    from pgvector.psycopg import register_vector
-
-    connection.ensure_connection()
-    # Cursors copy their connection's adapters when created: register before opening one.
-    if connection.connection.adapters.types.get("vector") is None:
-        register_vector(connection.connection)
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM library_chunk WHERE file_id = %s", [file_id])
-        if settings.INDEX_DEFER_SEARCH_VECTOR:
-            cursor.execute("SET LOCAL folderchat.defer_search_vector = 'on'")
-            search_vectors_backfill_enqueue()
-        with cursor.cursor.copy(_COPY_CHUNKS) as copy:
-            copy.set_types(_COPY_TYPES)
-            for piece, vector in zip(pieces, vectors, strict=True):
-                copy.write_row(
-                    (file_id, folder_id, piece.index, piece.text, vector, Jsonb(piece.location), piece.token_count)
-                )
-
-
-def source_entry_of(file: File) -> SourceEntry:
-    """What the file's source needs to read it again (Drive shortcuts: their target, in `extra`)."""
-    return SourceEntry(
-        external_id=file.external_id,
-        path=file.path,
-        name=file.name,
-        mime_type=file.mime_type,
-        size=file.size,
-        checksum=file.checksum,
-        modified_time=file.modified_time or timezone.now(),
-        extra=dict(file.source_extra),
-    )
-
-
-def _suggest_on_commit(file_id: int) -> None:
-    from workers.organize import suggest_organization
-
-    transaction.on_commit(lambda: suggest_organization.delay(file_id))
-
-
 def _after_file(*, file: File, outcome: FileOutcome) -> None:
     outcome.counts = folder_counters_refresh(folder_id=file.folder_id)
     FolderProgress(file.folder_id).file_finished(
         file_id=outcome.file_id, path=outcome.path, status=outcome.status, error=outcome.error, counts=outcome.counts
     )
-    # Keyword statistics read every chunk of the folder: refresh once its run settles, not per
-    # file. Deferred vectors are counted by the backfill's refresh instead.
+    # Statistics over the folder's chunks (search's keyword statistics) read every chunk: announce
+    # the change once its run settles, not per file. Deferred vectors: the backfill announces it.
     if outcome.counts.open == 0 and not settings.INDEX_DEFER_SEARCH_VECTOR:
-        folder_lexeme_stats_refresh(folder_id=file.folder_id)
+        folder_chunks_changed.send(sender=File, folder_id=file.folder_id)
 
 
 def reconcile_settle(*, folder_id: int, result: ReconcileResult) -> None:
     """After a listing: when nothing is left to index, deletions still changed the chunks."""
     if result.deleted and not result.to_index:
-        folder_lexeme_stats_refresh(folder_id=folder_id)
-
-
-def _job_start(*, folder_id: int, token: str, kind: str = JobKind.INDEX_FILE, file_id: int | None = None) -> int:
-    """The job of this task (``token``), reused when the task is delivered again after a crash."""
-    jobs = IndexingJob.objects.filter(folder_id=folder_id, kind=kind, celery_task_id=token)
-    jobs = jobs.filter(file_id=file_id) if file_id is not None else jobs.filter(file__isnull=True)
-    job = (
-        jobs.values_list("pk", flat=True).first()
-        or IndexingJob.objects.create(folder_id=folder_id, file_id=file_id, kind=kind, celery_task_id=token).pk
-    )
-    IndexingJob.objects.filter(pk=job).update(
-        status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error=""
-    )
-    return job
-
-
-def _job_finish(*, job_id: int, status: str, error: str = "") -> None:
-    IndexingJob.objects.filter(pk=job_id).update(status=status, error=error[:4000], finished_at=timezone.now())
+        folder_chunks_changed.send(sender=File, folder_id=folder_id)

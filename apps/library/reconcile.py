@@ -14,9 +14,9 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 
-from apps.connectors.base import ChangeSet, SourceEntry, SourceProblem
 from apps.library.file_rows import SETTLED, file_settle
 from apps.library.models import File, FileStatus, Folder
+from apps.library.sources import ChangeSet, SourceEntry, SourceProblem
 
 # What a listing knows of a file; status and everything after belong to indexing.
 _LISTING_FIELDS = ["external_id", "path", "name", "mime_type", "size", "checksum", "modified_time", "source_extra"]

@@ -14,47 +14,18 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
-from apps.connectors.base import SourceError, SourceTransientError
-from apps.connectors.local import KnownFile, LocalSource
 from apps.core import task_limits
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
-from apps.library.models import File, Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SourceKind, SyncLog
+from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
-from apps.library.reconcile import ReconcileResult, folder_reconcile
+from apps.library.sources import SYNCERS, SourceError, SourceTransientError, SyncOutcome
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class SyncOutcome:
-    result: ReconcileResult
-    mode: str  # "full" (whole listing) or "changes" (from a cursor)
-    api_calls: int = 0
-    cursor: str | None = None
-
-
-def _sync_local(folder: Folder) -> SyncOutcome:
-    # Files whose size and mtime did not change keep their checksum: no re-reading them.
-    known = {
-        path: KnownFile(size=size, modified_time=modified, checksum=checksum)
-        for path, size, modified, checksum in File.objects.filter(folder=folder)
-        .values_list("path", "size", "modified_time", "checksum")
-        .iterator()
-        if modified is not None
-    }
-    source = LocalSource(folder.external_id, known=known)
-    entries = list(source.list_entries())
-    return SyncOutcome(result=folder_reconcile(folder=folder, entries=entries, problems=source.problems()), mode="full")
-
-
-# One sync function per source kind; the Drive connector registers its own.
-SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {SourceKind.LOCAL: _sync_local}
 
 
 def _claim_stale_before(now: dt.datetime) -> dt.datetime:

@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from apps.connectors.base import SourceEntry, SourceError
-from apps.library.indexing import source_for
 from apps.library.models import Folder, SourceKind
 from apps.library.selectors import file_chunk_texts, folder_file_get_by_path
+from apps.library.sources import SourceEntry, SourceError, source_for
 from apps.organize.paths import INBOX
 from apps.organize.terms import folder_terms, organize_terms
 

@@ -20,11 +20,18 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from apps.connectors.base import Source, SourceEntry, SourceError, SourceNotFoundError, SourceTransientError
 from apps.core.api import ApplicationError, ConflictError
-from apps.library.indexing import source_entry_of, source_for
 from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import file_folder_id_get, folder_file_exists
+from apps.library.sources import (
+    Source,
+    SourceEntry,
+    SourceError,
+    SourceNotFoundError,
+    SourceTransientError,
+    source_entry_of,
+    source_for,
+)
 
 logger = logging.getLogger(__name__)
 

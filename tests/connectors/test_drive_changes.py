@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from apps.connectors.base import ChangeSet, SourceNotFoundError
 from apps.connectors.drive.client import CursorExpiredError, RetryPolicy
 from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from apps.library.sources import ChangeSet, SourceNotFoundError
 from tests.connectors.conftest import Tree
 
 

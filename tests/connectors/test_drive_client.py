@@ -8,7 +8,6 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.oauth2.credentials import Credentials as OAuthCredentials
 
-from apps.connectors.base import SourceAuthError, SourceNotFoundError, SourceTransientError
 from apps.connectors.drive.client import (
     RetryPolicy,
     build_drive_service,
@@ -19,6 +18,7 @@ from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from apps.library.sources import SourceAuthError, SourceNotFoundError, SourceTransientError
 from tests.connectors.conftest import TREE_PATHS, Tree
 
 

@@ -7,10 +7,10 @@ from google.auth.credentials import AnonymousCredentials
 from google.oauth2.credentials import Credentials as OAuthCredentials
 from pytest_django.fixtures import Settings
 
-from apps.connectors.base import SourceAuthError, SourceTransientError
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.factory import drive_credentials, drive_source
+from apps.library.sources import SourceAuthError, SourceTransientError
 from tests.connectors.conftest import TREE_PATHS, Tree
 
 

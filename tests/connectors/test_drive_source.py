@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from apps.connectors.base import Source, SourceEntry, SourceError, SourceNotFoundError
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from apps.library.sources import Source, SourceEntry, SourceError, SourceNotFoundError
 from tests.connectors.conftest import TREE_PATHS, Tree
 
 

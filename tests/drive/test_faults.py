@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from apps.connectors.base import SourceTransientError
 from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import file_index
 from apps.library.models import File, Folder, SyncLog
+from apps.library.sources import SourceTransientError
 from apps.library.sync import folders_sync_due_enqueue
 from tests.drive.conftest import Tree, assert_chunks_consistent, chunk_ids, long_text, paths, run_sync
 from workers.sync import sync_folder

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from apps.connectors.base import SourceEntry, SourceError
 from apps.connectors.local import KnownFile, LocalSource
+from apps.library.sources import SourceEntry, SourceError
 from tests.library.conftest import write
 
 

@@ -8,7 +8,8 @@ from apps.connectors.local import LocalSource
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder, SyncLog
 from apps.library.reconcile import folder_reconcile
-from apps.library.sync import SYNCERS, folder_sync, folders_sync_due_enqueue
+from apps.library.sources import SYNCERS
+from apps.library.sync import folder_sync, folders_sync_due_enqueue
 from tests.library.conftest import write
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from apps.connectors.base import ChangeSet, SourceEntry, SourceNotFoundError
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
 from apps.connectors.drive.entries import EntryBuilder, path_component, walk
+from apps.library.sources import ChangeSet, SourceEntry, SourceNotFoundError
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from google.oauth2.credentials import Credentials as OAuthCredentials
 from googleapiclient.discovery import build
 from googleapiclient.errors import HttpError
 
-from apps.connectors.base import SourceAuthError, SourceError, SourceNotFoundError, SourceTransientError
+from apps.library.sources import SourceAuthError, SourceError, SourceNotFoundError, SourceTransientError
 
 logger = logging.getLogger(__name__)
 

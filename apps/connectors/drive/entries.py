@@ -7,9 +7,9 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from apps.connectors.base import SourceEntry, SourceNotFoundError, SourceProblem
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
+from apps.library.sources import SourceEntry, SourceNotFoundError, SourceProblem
 
 SHORTCUT_TARGET = "shortcut_target_id"
 

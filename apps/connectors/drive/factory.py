@@ -10,7 +10,6 @@ from django.conf import settings
 from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 
-from apps.connectors.base import SourceAuthError
 from apps.connectors.drive.client import (
     GOOGLE_TOKEN_URI,
     RetryPolicy,
@@ -20,6 +19,7 @@ from apps.connectors.drive.client import (
 )
 from apps.connectors.drive.emulator_api import OAUTH_AUTHORIZE_PATH, OAUTH_REFRESH_PATH
 from apps.connectors.drive.source import DriveSource
+from apps.library.sources import SourceAuthError
 
 GOOGLE_AUTH_URI = "https://accounts.google.com/o/oauth2/auth"
 

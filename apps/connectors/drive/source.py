@@ -6,12 +6,12 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from apps.connectors.base import ChangeSet, SourceEntry, SourceError, SourceNotFoundError, SourceProblem
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
 from apps.connectors.drive.changes import ChangeReader
 from apps.connectors.drive.client import DriveRequestError, RetryPolicy
 from apps.connectors.drive.entries import SHORTCUT_TARGET, EntryBuilder, walk
+from apps.library.sources import ChangeSet, SourceEntry, SourceError, SourceNotFoundError, SourceProblem
 
 
 class DriveSource:

@@ -16,13 +16,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.connectors.base import SourceNotFoundError
 from apps.connectors.drive.client import CursorExpiredError
 from apps.connectors.drive.connection import folder_drive
 from apps.connectors.drive.source import DriveSource
 from apps.library.models import Folder
 from apps.library.reconcile import changes_apply, folder_reconcile
-from apps.library.sync import SyncOutcome
+from apps.library.sources import SourceNotFoundError, SyncOutcome
 
 logger = logging.getLogger(__name__)
 

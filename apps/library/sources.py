@@ -1,15 +1,25 @@
-"""The source protocol: what every folder backend (local directory, Google Drive) provides.
+"""The one public surface for sources: the protocol every folder backend provides, its errors,
+and the registries through which connectors plug in.
 
 A source lists entries under its root and opens their content. Everything above this layer
-(indexing, sync, organize) talks only to this protocol.
+(indexing, sync, organize) talks only to this protocol. Connectors (local directory, Google
+Drive) register one source factory and one sync function per source kind from their
+``AppConfig.ready()``, so library never imports a connector.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    # Types only: workers import the errors before Django's app registry is ready.
+    from apps.library.models import File, Folder
+    from apps.library.reconcile import ReconcileResult
 
 
 class SourceError(Exception):
@@ -82,3 +92,37 @@ class Source(Protocol):
     def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
         """Move/rename a file inside the root; returns the updated entry."""
         ...
+
+
+@dataclass
+class SyncOutcome:
+    result: ReconcileResult
+    mode: str  # "full" (whole listing) or "changes" (from a cursor)
+    api_calls: int = 0
+    cursor: str | None = None
+
+
+# One source factory and one sync function per source kind, filled by the connectors app.
+SOURCES: dict[str, Callable[[Folder], Source]] = {}
+SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {}
+
+
+def source_for(*, folder: Folder) -> Source:
+    try:
+        return SOURCES[folder.source](folder)
+    except KeyError:
+        raise SourceError(f"No connector is available for {folder.source} folders.") from None
+
+
+def source_entry_of(file: File) -> SourceEntry:
+    """What the file's source needs to read it again (Drive shortcuts: their target, in `extra`)."""
+    return SourceEntry(
+        external_id=file.external_id,
+        path=file.path,
+        name=file.name,
+        mime_type=file.mime_type,
+        size=file.size,
+        checksum=file.checksum,
+        modified_time=file.modified_time or timezone.now(),
+        extra=dict(file.source_extra),
+    )
