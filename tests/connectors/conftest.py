@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from apps.connectors.drive.client import RetryPolicy, build_drive_service
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from tests.support.drive_connector_tree import Tree
 
 
 @pytest.fixture
@@ -29,26 +29,6 @@ def retry(sleeps: list[float]) -> RetryPolicy:
 @pytest.fixture
 def service(emulator: DriveEmulator) -> Any:
     return build_drive_service(credentials=AnonymousCredentials(), api_endpoint=emulator.api_endpoint)
-
-
-@dataclass
-class Tree:
-    """Ids of a small but nested Drive folder (``root``) and its neighbours."""
-
-    root: str
-    readme: str
-    inbox: str
-    w2: str
-    scans: str
-    receipt: str
-    archive: str
-    old_return: str
-    notes: str
-    budget: str
-    deck: str
-    shortcut: str
-    outside: str
-    elsewhere: str
 
 
 @pytest.fixture
@@ -83,18 +63,6 @@ def tree(state: DriveState) -> Tree:
         outside=outside,
         elsewhere=elsewhere,
     )
-
-
-TREE_PATHS = {
-    "readme.txt",
-    "inbox/W2_2024.pdf",
-    "inbox/scans/receipt.png",
-    "2023/return.pdf",
-    "notes",
-    "budget",
-    "deck",
-    "outside link",
-}
 
 
 @pytest.fixture

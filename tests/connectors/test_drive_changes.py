@@ -11,7 +11,7 @@ from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import ChangeSet, SourceNotFoundError
-from tests.connectors.conftest import Tree
+from tests.support.drive_connector_tree import Tree
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import SourceAuthError, SourceNotFoundError, SourceTransientError
-from tests.connectors.conftest import TREE_PATHS, Tree
+from tests.support.drive_connector_tree import TREE_PATHS, Tree
 
 
 def _paths(source: DriveSource) -> set[str]:

@@ -11,7 +11,7 @@ from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.factory import drive_credentials, drive_source
 from apps.library.sources import SourceAuthError, SourceTransientError
-from tests.connectors.conftest import TREE_PATHS, Tree
+from tests.support.drive_connector_tree import TREE_PATHS, Tree
 
 
 @pytest.fixture

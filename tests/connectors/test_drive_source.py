@@ -12,7 +12,7 @@ from apps.connectors.drive.client import RetryPolicy
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import Source, SourceEntry, SourceError, SourceNotFoundError
-from tests.connectors.conftest import TREE_PATHS, Tree
+from tests.support.drive_connector_tree import TREE_PATHS, Tree
 
 
 def _by_path(source: DriveSource) -> dict[str, SourceEntry]:

@@ -14,7 +14,7 @@ from apps.library.indexing import file_index
 from apps.library.models import File, Folder, SyncLog
 from apps.library.sources import SourceTransientError
 from apps.library.sync import folders_sync_due_enqueue
-from tests.drive.conftest import Tree, assert_chunks_consistent, chunk_ids, long_text, paths, run_sync
+from tests.support.drive_tree import Tree, assert_chunks_consistent, chunk_ids, long_text, paths, run_sync
 from workers.sync import sync_folder
 
 pytestmark = pytest.mark.django_db

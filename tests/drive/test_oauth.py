@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import Folder
-from tests.drive.conftest import run_sync
+from tests.support.drive_tree import run_sync
 from tests.support.drive_oauth import consent, query
 
 pytestmark = pytest.mark.django_db

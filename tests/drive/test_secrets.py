@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import SyncLog
-from tests.drive.conftest import long_text, run_sync
+from tests.support.drive_tree import long_text, run_sync
 from tests.support.drive_oauth import consent
 
 pytestmark = pytest.mark.django_db

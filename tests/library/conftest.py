@@ -29,13 +29,3 @@ def make_folder(user):
 @pytest.fixture
 def folder(root, make_folder) -> Folder:
     return make_folder(root)
-
-
-def write(root: Path, relative: str, content: str | bytes) -> Path:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content)
-    return path

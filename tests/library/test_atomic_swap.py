@@ -9,7 +9,7 @@ from django.db import connection
 
 from apps.library.indexing import file_index, folder_index
 from apps.library.models import File
-from tests.library.conftest import write
+from tests.support.files import write
 from tests.support.servers import database_url_of_current_connection
 
 

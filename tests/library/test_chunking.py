@@ -4,7 +4,7 @@ import pytest
 
 from apps.library.chunking import RegexTokenizer, chunk_document
 from apps.library.parsing import ParsedDocument, Segment, parse_document
-from tests.library.documents import pdf_bytes
+from tests.support.documents import pdf_bytes
 
 
 def sentences(count: int, prefix: str = "word") -> str:

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from apps.core.events import events_after, folder_channel
 from apps.library.indexing import folder_index
-from tests.library.conftest import write
+from tests.support.files import write
 from tests.support.sse_client import Received, parse_sse
 
 pytestmark = pytest.mark.django_db(transaction=True)

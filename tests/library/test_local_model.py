@@ -10,7 +10,7 @@ from apps.library.chunking import ModelTokenizer, chunk_document, chunk_tokenize
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File
 from apps.library.parsing import ParsedDocument
-from tests.library.conftest import write
+from tests.support.files import write
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from apps.connectors.local import KnownFile, LocalSource
 from apps.library.sources import SourceEntry, SourceError
-from tests.library.conftest import write
+from tests.support.files import write
 
 
 def test_walks_recursively_with_relative_posix_paths_and_sha256(root):

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
-from tests.library.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 

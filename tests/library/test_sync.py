@@ -10,7 +10,7 @@ from apps.library.models import Chunk, File, Folder, SyncLog
 from apps.library.reconcile import folder_reconcile
 from apps.library.sources import SYNCERS
 from apps.library.sync import folder_sync, folders_sync_due_enqueue
-from tests.library.conftest import write
+from tests.support.files import write
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from apps.search import planning
 from apps.search.selectors import chunk_search
 from apps.search.services import folder_lexeme_stats_refresh
 from apps.search.types import SearchFilters, SearchMode
-from tests.search.conftest import (
+from tests.support.search_corpus import (
     CODE_QUESTION,
     FILLER_WORDS,
     QUESTION,

@@ -2,7 +2,7 @@ import pytest
 
 from apps.search.selectors import file_search
 from apps.search.types import SearchFilters, SearchMode
-from tests.search.conftest import make_file
+from tests.support.search_corpus import make_file
 
 pytestmark = pytest.mark.django_db
 

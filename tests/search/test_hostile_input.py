@@ -8,7 +8,7 @@ from django.db import connection
 from apps.library.models import Chunk, File
 from apps.search.selectors import chunk_search, file_search
 from apps.search.types import SearchFilters, SearchMode
-from tests.search.conftest import chunk_ids
+from tests.support.search_corpus import chunk_ids
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 
-from tests.search.conftest import CODE_QUESTION, QUESTION
+from tests.support.search_corpus import CODE_QUESTION, QUESTION
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from apps.search import planning
 from apps.search.models import FolderLexeme, FolderTermStats
 from apps.search.services import folder_lexeme_stats_refresh
 from apps.search.statements import KeywordMethod, VectorMethod
-from tests.search.conftest import FILLER_CHUNKS, make_chunks, make_file
+from tests.support.search_corpus import FILLER_CHUNKS, make_chunks, make_file
 
 
 @pytest.mark.django_db

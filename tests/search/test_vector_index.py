@@ -9,7 +9,7 @@ from apps.library.models import Chunk
 from apps.search import planning
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
-from tests.search.conftest import QUESTION
+from tests.support.search_corpus import QUESTION
 
 pytestmark = pytest.mark.django_db
 

@@ -29,10 +29,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# The README's pictures are refreshed on purpose (SCREENSHOT_DIR=docs/screenshots make test), never
-# as a side effect of a test run.
-SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", BASE_DIR / "var" / "screenshots"))
-PASSWORD = "alice-password"  # the `user` fixture's (tests/conftest.py)
 
 # What the test folder holds: each question below is answered by exactly one file.
 LIBRARY = {
@@ -99,14 +95,6 @@ def page(browser: Browser, web_server: RunningServer) -> Iterator[Page]:
     page = context.new_page()
     yield page
     context.close()
-
-
-def log_in(page: Page, username: str = "alice", password: str = PASSWORD) -> None:
-    page.goto("/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Your folders")).to_be_visible()
 
 
 def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
-from tests.web.conftest import SCREENSHOTS, log_in
+from tests.support.browser import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 

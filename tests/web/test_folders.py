@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 
 from apps.library.models import SyncLog
 from tests.support.servers import BASE_DIR
-from tests.web.conftest import SCREENSHOTS, log_in
+from tests.support.browser import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
