@@ -19,6 +19,7 @@ from apps.library.indexing import files_index, folder_index
 from apps.library.models import Folder
 from tests.support.drive_tree import Tree, long_text, run_sync
 
+
 @pytest.fixture
 def drive_settings(settings: Settings, emulator: DriveEmulator) -> Settings:
     settings.DRIVE_API_ENDPOINT = emulator.url
@@ -88,5 +89,3 @@ def synced(folder: Folder, sleeps: list[float], inline_indexing: None, capture) 
     folder.refresh_from_db()
     assert folder.sync_cursor
     return folder
-
-

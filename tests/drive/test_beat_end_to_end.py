@@ -20,8 +20,8 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Chunk, File, Folder, SyncLog
-from tests.support.drive_tree import Tree, chunk_ids, long_text, paths
 from tests.support import faults
+from tests.support.drive_tree import Tree, chunk_ids, long_text, paths
 from tests.support.servers import BASE_DIR, spawn, stop, test_database_env
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import Folder
-from tests.support.drive_tree import run_sync
 from tests.support.drive_oauth import consent, query
+from tests.support.drive_tree import run_sync
 
 pytestmark = pytest.mark.django_db
 

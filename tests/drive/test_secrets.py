@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from apps.connectors.models import DriveCredential, OAuthState
 from apps.library.models import SyncLog
-from tests.support.drive_tree import long_text, run_sync
 from tests.support.drive_oauth import consent
+from tests.support.drive_tree import long_text, run_sync
 
 pytestmark = pytest.mark.django_db
 

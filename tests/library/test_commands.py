@@ -4,8 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.library.models import Chunk, File, Folder
-from tests.support.files import write
 from tests.support.documents import encrypted_pdf_bytes
+from tests.support.files import write
 from tests.support.servers import BASE_DIR
 
 

@@ -9,8 +9,8 @@ from apps.library.backfill import search_vectors_backfill
 from apps.library.indexing import file_groups, file_index, files_enqueue, folder_index
 from apps.library.models import Chunk, File, Folder, IndexingJob
 from apps.library.progress import folder_counters_refresh
-from tests.support.files import write
 from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+from tests.support.files import write
 
 pytestmark = pytest.mark.django_db
 

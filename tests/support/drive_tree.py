@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from apps.library.models import Chunk, File, Folder, SyncLog
 from apps.library.sync import folder_sync
 
-
 # About 700 tokens: several chunks per file, so a lost or doubled chunk shows in the counts.
 LONG_TEXT = " ".join(f"Clause {n} of the lease says the rent is due on day {n % 28 + 1}." for n in range(60))
 

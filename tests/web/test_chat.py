@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.browser import SCREENSHOTS, log_in
+from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 

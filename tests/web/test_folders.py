@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from apps.library.models import SyncLog
-from tests.support.servers import BASE_DIR
 from tests.support.browser import SCREENSHOTS, log_in
+from tests.support.servers import BASE_DIR
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
