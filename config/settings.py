@@ -191,6 +191,12 @@ LOCAL_FOLDER_ROOTS = env_list(
 )
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
+# OCR of images and scanned PDF pages (Tesseract, in the indexing workers only).
+OCR_ENABLED = env_bool("OCR_ENABLED", True)
+OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")  # Tesseract codes joined by "+", e.g. "eng+deu"
+OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 60)  # per image or page
+OCR_FILE_BUDGET_SECONDS = env_int("OCR_FILE_BUDGET_SECONDS", 300)  # per file; later pages are left out
+OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000)  # larger images are skipped
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash

@@ -162,6 +162,8 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     segment = document.segments[position]
     if segment.heading:
         location["heading"] = list(segment.heading)
+    if segment.ocr:
+        location["ocr"] = True
     if segment.page is not None:
         location["page"] = segment.page
         last = document.segments[bisect.bisect_right(segment_starts, char_end - 1) - 1]

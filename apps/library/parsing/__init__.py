@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from apps.library.parsing.base import ParsedDocument, ParseError, Segment, UnsupportedDocument
 from apps.library.parsing.html import parse_html
+from apps.library.parsing.images import IMAGE_TYPES, parse_image
 from apps.library.parsing.office import parse_docx
 from apps.library.parsing.pdf import parse_pdf
 from apps.library.parsing.tabular import parse_csv, parse_json, parse_tsv
@@ -33,6 +34,7 @@ PARSERS: dict[str, Parser] = {
     "text/tab-separated-values": parse_tsv,
     "application/json": parse_json,
 }
+PARSERS.update(dict.fromkeys(IMAGE_TYPES, parse_image))
 # Text in all but name: source code, config, logs.
 _TEXTUAL = frozenset(
     {
@@ -58,8 +60,7 @@ def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
     if parser is None and (kind.startswith("text/") or kind in _TEXTUAL):
         parser = parse_text
     if parser is None:
-        hint = " (images need OCR, which is not configured)" if kind.startswith("image/") else ""
-        raise UnsupportedDocument(f"unsupported file type {kind or 'unknown'}{hint}")
+        raise UnsupportedDocument(f"unsupported file type {kind or 'unknown'}")
     document = parser(data, name)
     if not document.text.strip():
         raise UnsupportedDocument("no text to index")

@@ -15,11 +15,13 @@ class UnsupportedDocument(Exception):
 
 @dataclass(frozen=True)
 class Segment:
-    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``."""
+    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``;
+    ``ocr``: it was read from a picture, so it may hold recognition errors."""
 
     start: int
     page: int | None = None
     heading: tuple[str, ...] = ()
+    ocr: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,12 @@ class TextBuilder:
         if not self.ends_with_newline():
             self.add("\n")
 
-    def mark(self, *, start: int | None = None, page: int | None = None, heading: tuple[str, ...] = ()) -> None:
-        self.segments.append(Segment(start=self.length if start is None else start, page=page, heading=heading))
+    def mark(
+        self, *, start: int | None = None, page: int | None = None, heading: tuple[str, ...] = (), ocr: bool = False
+    ) -> None:
+        self.segments.append(
+            Segment(start=self.length if start is None else start, page=page, heading=heading, ocr=ocr)
+        )
 
     def build(self) -> ParsedDocument:
         return document(text="".join(self.parts), segments=self.segments)

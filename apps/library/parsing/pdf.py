@@ -1,4 +1,5 @@
-"""PDF text per page through pypdf; encrypted or corrupt files fail with the reason."""
+"""PDF text per page through pypdf; encrypted or corrupt files fail with the reason. Pages with
+no text layer (scans) are rendered by PDFium (pypdfium2) and read by OCR, keeping their number."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
+from apps.library.parsing.pdf_scans import ScanReader
 
 # pypdf logs every recoverable oddity of real-world files; the outcome is recorded on the file.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -17,7 +19,7 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 def parse_pdf(data: bytes, name: str) -> ParsedDocument:
     try:
-        return _parse(data)
+        return _parse(data, name)
     except (ParseError, UnsupportedDocument):
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
@@ -25,7 +27,7 @@ def parse_pdf(data: bytes, name: str) -> ParsedDocument:
         raise ParseError(f"unreadable PDF: {exc or type(exc).__name__}") from exc
 
 
-def _parse(data: bytes) -> ParsedDocument:
+def _parse(data: bytes, name: str) -> ParsedDocument:
     reader = PdfReader(io.BytesIO(data), strict=False)
     if reader.is_encrypted and not reader.decrypt(""):
         raise ParseError("password-protected PDF")
@@ -35,11 +37,17 @@ def _parse(data: bytes) -> ParsedDocument:
             f"PDF has {page_count} pages, more than the limit of {settings.INDEX_MAX_PDF_PAGES} (INDEX_MAX_PDF_PAGES)"
         )
     builder = TextBuilder()
-    for number, page in enumerate(reader.pages, start=1):
-        text = (page.extract_text() or "").strip()
-        if text:
-            builder.mark(page=number)
-            builder.add(text + "\n\n")
-    if not builder.length:
-        raise UnsupportedDocument("PDF has no extractable text (scanned pages need OCR, which is not configured)")
+    with ScanReader(data) as scans:
+        for number, page in enumerate(reader.pages, start=1):
+            text = (page.extract_text() or "").strip()
+            scanned = scans.read(number) if scans.wanted(text) else None
+            if scanned and len(scanned) > len(text):
+                builder.mark(page=number, ocr=True)
+                builder.add(scanned + "\n\n")
+            elif text:
+                builder.mark(page=number)
+                builder.add(text + "\n\n")
+        if not builder.length:
+            raise scans.nothing_read()
+        scans.log_shortfall(name)
     return builder.build()

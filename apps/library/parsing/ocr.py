@@ -1,0 +1,200 @@
+"""Text out of pictures with Tesseract (Debian's ``tesseract-ocr``, run by pytesseract).
+
+Each recognition is a ``tesseract`` subprocess: a crash or a hang on a hostile image ends that
+process only, and the time budget kills it. Orientation: the first pass lets Tesseract's own
+orientation detection (OSD, page segmentation mode 1) turn the page; when that reads little with
+confidence (too few characters for OSD, a sideways phone photo), the three other quarter turns
+are tried and the most confident reading is kept. ``bench/ocr_quality.py`` measures this
+against RapidOCR on the same images.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from PIL import Image, ImageOps
+
+from apps.library.parsing.base import ParseError, UnsupportedDocument
+
+# Tesseract's OpenMP threads fight the other worker process for the two cores and make it slower
+# overall; one recognition per worker process, one thread each. Read by the subprocess.
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+
+# Tesseract reads text best at about 300 dpi: an A4 page is ~3500 px high. Larger images are
+# scaled down first (phone photos are 4000-8000 px), which bounds memory and time.
+WORKING_SIDE = 3500
+# A reading this confident needs no other orientation tried (mean word confidence, 0-100).
+_CONFIDENT = 70.0
+# Below this mean confidence the "text" is Tesseract reading shapes in a photo: nothing to index.
+_NOISE = 45.0
+_TURNS = (90, 180, 270)
+
+logger = logging.getLogger(__name__)
+
+
+class OcrTimeout(ParseError):
+    """The time budget ran out during recognition."""
+
+
+@dataclass(frozen=True)
+class OcrText:
+    text: str
+    confidence: float  # mean word confidence, 0-100, weighted by word length
+    rotation: int  # degrees the picture was turned (counter-clockwise) before the kept reading
+
+    @property
+    def score(self) -> float:
+        """Confidently read characters: the measure orientations are compared by."""
+        return self.confidence * len(self.text.replace(" ", "").replace("\n", "")) / 100
+
+
+class OcrBudget:
+    """One file's OCR time: each image or page gets ``OCR_TIMEOUT_SECONDS``, all of them together
+    ``OCR_FILE_BUDGET_SECONDS``; a page that runs out is left out and the file goes on."""
+
+    def __init__(self) -> None:
+        self._deadline = time.monotonic() + settings.OCR_FILE_BUDGET_SECONDS
+        self.timed_out = 0
+        self.left_out = 0
+
+    def read(self, load: Callable[[], Image.Image]) -> OcrText | None:
+        """OCR of the image ``load`` returns (it is not called once the file's budget is spent)."""
+        now = time.monotonic()
+        if now >= self._deadline:
+            self.left_out += 1
+            return None
+        try:
+            return ocr_image(image=prepare(load()), deadline=min(now + settings.OCR_TIMEOUT_SECONDS, self._deadline))
+        except OcrTimeout:
+            self.timed_out += 1
+            return None
+
+    def shortfall(self) -> str:
+        """Why some pages have no OCR text ("" when none ran out of time)."""
+        parts = []
+        if self.timed_out:
+            parts.append(f"{self.timed_out} page(s) took longer than {settings.OCR_TIMEOUT_SECONDS} s")
+        if self.left_out:
+            parts.append(
+                f"{self.left_out} page(s) left out after {settings.OCR_FILE_BUDGET_SECONDS} s of OCR"
+                " (OCR_FILE_BUDGET_SECONDS)"
+            )
+        return "; ".join(parts)
+
+
+def ocr_available() -> None:
+    """Raises ``UnsupportedDocument`` with what to install when Tesseract or a language is missing."""
+    missing = _missing_languages(settings.OCR_LANGUAGES)
+    if missing is None:
+        raise UnsupportedDocument("OCR needs the tesseract program, which is not installed (run `make ocr`)")
+    if missing:
+        packages = " ".join(f"tesseract-ocr-{language.lower().replace('_', '-')}" for language in missing)
+        raise UnsupportedDocument(
+            f"OCR language data {', '.join(missing)} is not installed (apt-get install {packages})"
+        )
+
+
+@functools.cache
+def _installed_languages() -> frozenset[str] | None:
+    import pytesseract
+
+    try:
+        return frozenset(pytesseract.get_languages(config=""))
+    except (pytesseract.TesseractNotFoundError, pytesseract.TesseractError, OSError):
+        return None
+
+
+def _missing_languages(languages: str) -> list[str] | None:
+    installed = _installed_languages()
+    if installed is None:
+        return None
+    return [language for language in languages.split("+") if language not in installed]
+
+
+def prepare(image: Image.Image) -> Image.Image:
+    """Upright as the camera saw it (EXIF), grey, and no larger than the working size."""
+    image = ImageOps.exif_transpose(image) or image
+    if image.mode in {"RGBA", "LA", "P", "PA"}:
+        # Transparent areas are often black underneath; text is usually drawn on white.
+        background = Image.new("RGBA", image.size, "white")
+        image = Image.alpha_composite(background, image.convert("RGBA"))
+    image = image.convert("L")
+    if max(image.size) > WORKING_SIDE:
+        image.thumbnail((WORKING_SIDE, WORKING_SIDE), Image.Resampling.LANCZOS)
+    return image
+
+
+def ocr_image(*, image: Image.Image, deadline: float) -> OcrText | None:
+    """The text in a prepared image, or None when nothing in it reads as text.
+
+    ``deadline`` is a ``time.monotonic()`` value; past it, ``OcrTimeout`` is raised.
+    """
+    best = _read(image, rotation=0, deadline=deadline, detect_orientation=True)
+    if best.confidence >= _CONFIDENT and best.score >= 10:
+        return best
+    for turn in _TURNS:
+        reading = _read(image.rotate(turn, expand=True), rotation=turn, deadline=deadline, detect_orientation=False)
+        if reading.score > best.score:
+            best = reading
+        if best.confidence >= _CONFIDENT and best.score >= 10:
+            break
+    return best if best.text and best.confidence >= _NOISE else None
+
+
+def _read(image: Image.Image, *, rotation: int, deadline: float, detect_orientation: bool) -> OcrText:
+    import pytesseract
+
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise OcrTimeout(f"OCR did not finish within {settings.OCR_TIMEOUT_SECONDS} s")
+    # --psm 1: automatic layout with orientation detection; --psm 3: the same without it.
+    config = "--psm 1" if detect_orientation else "--psm 3"
+    try:
+        data = pytesseract.image_to_data(
+            image,
+            lang=settings.OCR_LANGUAGES,
+            config=config,
+            timeout=max(1, int(remaining)),
+            output_type=pytesseract.Output.DICT,
+        )
+    except RuntimeError as exc:
+        # pytesseract kills the process and raises a bare RuntimeError when its timeout passes.
+        if "timeout" in str(exc).lower():
+            raise OcrTimeout(f"OCR did not finish within {settings.OCR_TIMEOUT_SECONDS} s") from exc
+        raise
+    except pytesseract.TesseractError as exc:
+        raise ParseError(f"OCR failed: {exc.message or exc.status}") from exc
+    return _assemble(data, rotation=rotation)
+
+
+def _assemble(data: dict[str, list], *, rotation: int) -> OcrText:
+    """Words back into lines and paragraphs, in Tesseract's reading order."""
+    lines: list[str] = []
+    words: list[str] = []
+    weighted = characters = 0.0
+    previous: tuple[int, int, int] | None = None
+    for index, word in enumerate(data["text"]):
+        word = (word or "").strip()
+        confidence = float(data["conf"][index])
+        if not word or confidence < 0:
+            continue
+        line = (data["block_num"][index], data["par_num"][index], data["line_num"][index])
+        if previous is not None and line != previous:
+            lines.append(" ".join(words))
+            if line[:2] != previous[:2]:
+                lines.append("")
+            words = []
+        words.append(word)
+        previous = line
+        weighted += confidence * len(word)
+        characters += len(word)
+    if words:
+        lines.append(" ".join(words))
+    text = "\n".join(lines).strip()
+    return OcrText(text=text, confidence=weighted / characters if characters else 0.0, rotation=rotation)
