@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install services services-stop migrate run test lint bench clean browser
+.PHONY: install services services-stop migrate run test lint bench clean browser ocr
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ migrate: services
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py install_beat_schedule
 
-run: migrate
+run: migrate ocr
 	$(BIN)/python manage.py ensure_demo_user
 	# Index the bundled sample folder in-process (bounded; unchanged files are no-ops on later runs).
 	FOLDER_ID=$$($(BIN)/python manage.py folder_add --local sample_folder --owner demo) && \
@@ -42,7 +42,7 @@ run: migrate
 	@echo ""
 	$(BIN)/honcho start -f Procfile
 
-test: services browser
+test: services browser ocr
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # --- browser tests (issue 9): Playwright drives Debian's chromium; it downloads no browser. ---
@@ -57,13 +57,29 @@ browser:
 	else echo "The browser tests need $(CHROMIUM): as root, run: $$install" >&2; exit 1; fi
 # --- end browser tests ---
 
+# --- OCR (issue 15): Debian's Tesseract reads images and scanned PDF pages while indexing. ---
+OCR_LANGUAGES ?= eng
+TESSERACT_PACKAGES := tesseract-ocr tesseract-ocr-osd $(foreach lang,$(subst +, ,$(OCR_LANGUAGES)),tesseract-ocr-$(subst _,-,$(lang)))
+
+ocr:
+	@have=$$(tesseract --list-langs 2>/dev/null || true); missing=0; \
+	for lang in osd $(subst +, ,$(OCR_LANGUAGES)); do echo "$$have" | grep -qx "$$lang" || missing=1; done; \
+	if [ $$missing = 0 ]; then exit 0; fi; \
+	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(TESSERACT_PACKAGES)"; \
+	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
+	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
+	else echo "OCR needs Tesseract: as root, run: $$install" >&2; exit 1; fi
+# --- end OCR ---
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# The django-stubs plugin loads settings, which need a database URL; type checking never connects.
 	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers
 
-bench: migrate
+bench: migrate ocr
+	# RapidOCR is measured against Tesseract by bench/ocr_quality.py only.
+	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(BIN)/python bench/run_all.py
 
 clean: services-stop

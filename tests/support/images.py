@@ -4,6 +4,8 @@ image-only (scanned) PDFs. The OCR tests, the OCR bench and the sample folder ge
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +88,14 @@ def scanned_pdf(pages: list[Image.Image], *, dpi: int = 150) -> bytes:
     """A PDF whose pages are only images: no text layer, as a scanner writes them."""
     first, *rest = [page.convert("RGB") for page in pages]
     return encoded(first, "PDF", save_all=True, append_images=rest, resolution=float(dpi))
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG that declares ``width`` x ``height`` grey pixels but holds only one row of them."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    row = zlib.compress(b"\x00" + b"\x80" * width)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", row) + chunk(b"IEND", b"")

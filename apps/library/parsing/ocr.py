@@ -138,12 +138,11 @@ def ocr_image(*, image: Image.Image, deadline: float) -> OcrText | None:
     best = _read(image, rotation=0, deadline=deadline, detect_orientation=True)
     if best.confidence >= _CONFIDENT and best.score >= 10:
         return best
+    # Every turn is read: a wrong one can still read a line or two with high confidence.
     for turn in _TURNS:
         reading = _read(image.rotate(turn, expand=True), rotation=turn, deadline=deadline, detect_orientation=False)
         if reading.score > best.score:
             best = reading
-        if best.confidence >= _CONFIDENT and best.score >= 10:
-            break
     return best if best.text and best.confidence >= _NOISE else None
 
 
