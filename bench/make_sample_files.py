@@ -5,28 +5,16 @@
 
 from __future__ import annotations
 
-import struct
 import sys
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.library.documents import docx_bytes, pdf_bytes  # noqa: E402
+from tests.support.documents import docx_bytes, pdf_bytes  # noqa: E402
+from tests.support.images import png, receipt_image  # noqa: E402
 
 SAMPLE = ROOT / "sample_folder"
-
-
-def _png(width: int = 4, height: int = 4) -> bytes:
-    """A tiny grey PNG: an image the indexer skips (no OCR), with the reason recorded."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
 FILES: dict[str, bytes] = {
@@ -78,7 +66,8 @@ FILES: dict[str, bytes] = {
             ("", "Monthly rent stays at 1,200 EUR, due on the 2nd of each month."),
         ]
     ),
-    "inbox/receipt-photo.png": _png(),
+    # A receipt as a picture: only OCR reads it.
+    "inbox/receipt-photo.png": png(receipt_image()),
 }
 
 

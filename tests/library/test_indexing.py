@@ -50,13 +50,13 @@ def test_inline_folder_index_indexes_each_type_and_records_why_others_were_not(m
         "finance/client.json": "indexed",
         "scans/broken.pdf": "failed",
         "scans/locked.pdf": "failed",
-        "photos/cat.png": "skipped",
+        "photos/cat.png": "failed",
         "empty.txt": "skipped",
     }
     errors = dict(File.objects.filter(folder=folder).exclude(error="").values_list("path", "error"))
     assert errors["scans/locked.pdf"] == "password-protected PDF"
     assert errors["scans/broken.pdf"].startswith("unreadable PDF")
-    assert "unsupported file type image/png" in errors["photos/cat.png"]
+    assert errors["photos/cat.png"].startswith("unreadable image")
     assert errors["empty.txt"] == "no text to index"
     folder.refresh_from_db()
     assert (folder.files_total, folder.files_indexed, folder.status) == (11, 7, "ready")
@@ -202,11 +202,11 @@ def test_deferred_search_vectors_stay_null_until_the_backfill(
 
 def test_each_file_publishes_a_progress_event_with_counts(root, folder):
     write(root, "a.txt", "alpha")
-    write(root, "b.png", b"\x89PNG")
+    write(root, "b.exe", b"MZ\x90\x00\x03")
     folder_index(folder_id=folder.pk, inline=True)
     events = events_after(channel=folder_channel(folder.pk))
     files = [event.data for event in events if event.type == "file"]
-    assert sorted((data["path"], data["status"]) for data in files) == [("a.txt", "indexed"), ("b.png", "skipped")]
+    assert sorted((data["path"], data["status"]) for data in files) == [("a.txt", "indexed"), ("b.exe", "skipped")]
     assert files[-1]["files_done"] == files[-1]["files_total"] == 2 and files[-1]["files_indexed"] == 1
     assert events[-1].type == "scan" and events[-1].data["folder_status"] == "ready"
 

@@ -112,7 +112,7 @@ def test_json_is_flattened_to_key_paths():
 @pytest.mark.parametrize(
     ("data", "mime", "name", "reason"),
     [
-        (b"\x89PNG\r\n", "image/png", "scan.png", "OCR"),
+        (b"\x00\x00\x01\x00", "image/vnd.microsoft.icon", "favicon.ico", "unsupported file type image/"),
         (b"\x00\x01binary", "application/x-msdownload", "a.exe", "unsupported file type"),
         (b"ab\x00\x01binary", "text/plain", "a.txt", "binary content"),
         (b"   \n\n", "text/plain", "blank.txt", "no text"),

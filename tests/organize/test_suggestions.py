@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from apps.chat.models import Conversation, Message, MessageType
+from apps.library.models import File
 from apps.organize.decisions import suggestion_respond, suggestions_expire
 from apps.organize.guideline import guideline_read
 from apps.organize.models import FileMove, OrganizationDecision, OrganizationSettings, OrganizationSuggestion
@@ -16,13 +17,13 @@ from workers.organize import expire_suggestions, suggest_organization
 
 pytestmark = pytest.mark.django_db
 
-INBOX = ["inbox/W2_2024.pdf", "inbox/invoice-INV-20931.txt", "inbox/lease-renewal-2025.docx"]
+INBOX = ["inbox/W2_2024.pdf", "inbox/invoice-INV-20931.txt", "inbox/lease-renewal-2025.docx", "inbox/receipt-photo.png"]
 
 
 def test_indexing_an_inbox_file_queues_its_suggestion(sample, queued_suggestions):
     queued = {sample.file(path).pk for path in INBOX}
 
-    assert set(queued_suggestions) == queued  # indexed inbox files only: not the skipped photo, not taxes/...
+    assert set(queued_suggestions) == queued  # indexed inbox files only (the photo through OCR), not taxes/...
 
 
 def test_the_hook_suggests_where_the_guideline_says_with_a_suggestion_message(sample, queued_suggestions):
@@ -34,6 +35,7 @@ def test_the_hook_suggests_where_the_guideline_says_with_a_suggestion_message(sa
         "inbox/W2_2024.pdf": "taxes/",
         "inbox/invoice-INV-20931.txt": "finance/",
         "inbox/lease-renewal-2025.docx": "personal/",
+        "inbox/receipt-photo.png": "finance/",
     }
     w2 = suggestions["inbox/W2_2024.pdf"]
     assert w2.status == "pending" and w2.confidence >= 0.8
@@ -72,6 +74,8 @@ def test_the_hook_respects_the_owners_settings(sample, user):
 def test_files_outside_the_inbox_or_not_indexed_get_no_automatic_suggestion(sample):
     assert file_suggest(file_id=sample.file("taxes/W2_2023_summary.txt").pk).skipped == "not in the inbox"
     photo = sample.file("inbox/receipt-photo.png")
+    # Changed since it was indexed (OCR read the older version).
+    File.objects.filter(pk=photo.pk).update(checksum="changed-since-indexing")
     assert file_suggest(file_id=photo.pk).skipped == "not indexed in its current version"
     # On demand the name alone is enough: "receipt" is a finance word in the guideline.
     outcome = file_suggest(file_id=photo.pk, on_demand=True)
