@@ -106,6 +106,9 @@ def describe_location(location: Mapping[str, Any]) -> str:
     if heading:
         # Chunks keep the heading path (outermost first); a plain string is accepted too.
         parts.append(" > ".join(heading) if isinstance(heading, list | tuple) else str(heading))
+    if location.get("ocr"):
+        # Read from a picture: the reader (person or model) should allow for misread characters.
+        parts.append("text read by OCR")
     return ", ".join(parts)
 
 

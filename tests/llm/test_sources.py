@@ -89,6 +89,7 @@ def test_extract_citations_ignores_non_numeric_brackets():
 
 def test_describe_location():
     assert describe_location({"page": 3, "heading": "Totals", "char_start": 10}) == "page 3, Totals"
+    assert describe_location({"page": 2, "ocr": True}) == "page 2, text read by OCR"
     assert describe_location({"heading": ["Report", "Q4 totals"]}) == "Report > Q4 totals"
     assert describe_location({"heading": "Intro"}) == "Intro"
     assert describe_location({}) == ""
