@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 IMAGE_TYPES = (
     "image/png",
     "image/jpeg",
+    "image/jpg",
     "image/pjpeg",
     "image/tiff",
     "image/webp",

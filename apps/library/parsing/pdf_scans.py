@@ -31,6 +31,7 @@ class ScanReader:
         self._budget = OcrBudget()
         self._unavailable = "" if settings.OCR_ENABLED else "scanned pages need OCR, which is turned off (OCR_ENABLED)"
         self._scanned_pages = 0
+        self._unrendered = ""
 
     def __enter__(self) -> ScanReader:
         return self
@@ -53,13 +54,21 @@ class ScanReader:
 
     def read(self, number: int) -> str | None:
         self._scanned_pages += 1
-        reading = self._budget.read(lambda: self._render(number))
+        try:
+            reading = self._budget.read(lambda: self.render(number))
+        except ParseError as exc:
+            # One page PDFium cannot draw is left out; the rest of the file still counts.
+            logger.warning("%s", exc)
+            self._unrendered = str(exc)
+            return None
         return reading.text if reading is not None else None
 
     def nothing_read(self) -> Exception:
         """The error for a PDF that gave no text at all, by what happened to its scanned pages."""
         if self._budget.shortfall():
             return ParseError(f"OCR did not finish: {self._budget.shortfall()}")
+        if self._unrendered:
+            return ParseError(self._unrendered)
         if self._unavailable:
             return UnsupportedDocument(f"PDF has no extractable text ({self._unavailable})")
         if self._scanned_pages:
@@ -70,7 +79,8 @@ class ScanReader:
         if self._budget.shortfall():
             logger.warning("partial OCR of %s: %s", name, self._budget.shortfall())
 
-    def _render(self, number: int) -> Image.Image:
+    def render(self, number: int) -> Image.Image:
+        """Page ``number`` (from 1) as a grey image at about 300 dpi, within the working size."""
         import pypdfium2
 
         try:
