@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
@@ -58,6 +59,13 @@ def test_the_file_name_decides_when_the_type_is_vague_and_webp_and_heic_are_read
 
     register_heif_opener()
     assert "0047-2291" in parse(encoded(image.convert("RGB"), "HEIF", quality=90), "image/heic").text
+
+
+def test_a_sixteen_bit_grey_scan_is_read():
+    # Ink at 10,000 and paper at 35,500 of 65,535: both above 255, so clipping would blank the page.
+    scan = Image.fromarray(np.asarray(text_image(LETTER[:2]), dtype=np.uint16) * 100 + 10_000)
+    assert scan.mode == "I;16"
+    assert CODE in parse(png(scan), "image/png", "scan16.png").text
 
 
 def test_each_page_of_a_multi_page_tiff_keeps_its_number():

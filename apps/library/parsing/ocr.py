@@ -124,6 +124,9 @@ def prepare(image: Image.Image) -> Image.Image:
         # Transparent areas are often black underneath; text is usually drawn on white.
         background = Image.new("RGBA", image.size, "white")
         image = Image.alpha_composite(background, image.convert("RGBA"))
+    if image.mode.startswith("I"):
+        # 16-bit scans: converting straight to 8 bits clips everything above 255 to white.
+        image = image.convert("I").point(lambda value: value / 256)
     image = image.convert("L")
     if max(image.size) > WORKING_SIDE:
         image.thumbnail((WORKING_SIDE, WORKING_SIDE), Image.Resampling.LANCZOS)
