@@ -162,11 +162,13 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     segment = document.segments[position]
     if segment.heading:
         location["heading"] = list(segment.heading)
-    if segment.ocr:
+    last_position = bisect.bisect_right(segment_starts, char_end - 1) - 1
+    # Any part read from a picture marks the chunk: its text may hold recognition errors.
+    if any(part.ocr for part in document.segments[position : last_position + 1]):
         location["ocr"] = True
     if segment.page is not None:
         location["page"] = segment.page
-        last = document.segments[bisect.bisect_right(segment_starts, char_end - 1) - 1]
+        last = document.segments[last_position]
         if last.page is not None and last.page != segment.page:
             location["page_end"] = last.page
     return location

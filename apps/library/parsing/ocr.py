@@ -143,10 +143,19 @@ def ocr_image(*, image: Image.Image, deadline: float) -> OcrText | None:
         return best
     # Every turn is read: a wrong one can still read a line or two with high confidence.
     for turn in _TURNS:
-        reading = _read(image.rotate(turn, expand=True), rotation=turn, deadline=deadline, detect_orientation=False)
+        try:
+            reading = _read(image.rotate(turn, expand=True), rotation=turn, deadline=deadline, detect_orientation=False)
+        except OcrTimeout:
+            if _usable(best):
+                break  # out of time for more turns: keep what was read
+            raise
         if reading.score > best.score:
             best = reading
-    return best if best.text and best.confidence >= _NOISE else None
+    return best if _usable(best) else None
+
+
+def _usable(reading: OcrText) -> bool:
+    return bool(reading.text) and reading.confidence >= _NOISE
 
 
 def _read(image: Image.Image, *, rotation: int, deadline: float, detect_orientation: bool) -> OcrText:
@@ -165,13 +174,15 @@ def _read(image: Image.Image, *, rotation: int, deadline: float, detect_orientat
             timeout=max(1, int(remaining)),
             output_type=pytesseract.Output.DICT,
         )
+    except pytesseract.TesseractError as exc:
+        raise ParseError(f"OCR failed: {exc.message or exc.status}") from exc
     except RuntimeError as exc:
         # pytesseract kills the process and raises a bare RuntimeError when its timeout passes.
         if "timeout" in str(exc).lower():
             raise OcrTimeout(f"OCR did not finish within {settings.OCR_TIMEOUT_SECONDS} s") from exc
-        raise
-    except pytesseract.TesseractError as exc:
-        raise ParseError(f"OCR failed: {exc.message or exc.status}") from exc
+        raise ParseError(f"OCR failed: {exc}") from exc
+    except OSError as exc:  # the tesseract program vanished or could not start
+        raise ParseError(f"OCR failed: {exc}") from exc
     return _assemble(data, rotation=rotation)
 
 
