@@ -191,6 +191,11 @@ LOCAL_FOLDER_ROOTS = env_list(
 )
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
+# Zip-based documents (docx, xlsx, pptx, ODF, epub) are refused before unpacking past these (zip bombs).
+INDEX_MAX_UNPACKED_BYTES = env_int("INDEX_MAX_UNPACKED_BYTES", 200_000_000)
+INDEX_MAX_COMPRESSION_RATIO = env_int("INDEX_MAX_COMPRESSION_RATIO", 100)
+# HTML pages keep only their main content (trafilatura); false indexes every visible word.
+INDEX_HTML_MAIN_CONTENT = env_bool("INDEX_HTML_MAIN_CONTENT", True)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash

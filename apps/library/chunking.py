@@ -162,9 +162,18 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     segment = document.segments[position]
     if segment.heading:
         location["heading"] = list(segment.heading)
+    last = document.segments[bisect.bisect_right(segment_starts, char_end - 1) - 1]
     if segment.page is not None:
         location["page"] = segment.page
-        last = document.segments[bisect.bisect_right(segment_starts, char_end - 1) - 1]
         if last.page is not None and last.page != segment.page:
             location["page_end"] = last.page
+    for key, value in segment.place:
+        location[key] = value
+        end = dict(last.place).get(key)
+        if isinstance(value, int) and isinstance(end, int) and end != value:
+            location[f"{key}_end"] = end
+    if segment.cells is not None:
+        # Rows of one sheet: from the first row's first cell to the last row's last cell.
+        end_cell = last.cells[1] if last.cells is not None and last.place == segment.place else segment.cells[1]
+        location["range"] = f"{segment.cells[0]}:{end_cell}"
     return location

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class ParseError(Exception):
@@ -15,11 +15,18 @@ class UnsupportedDocument(Exception):
 
 @dataclass(frozen=True)
 class Segment:
-    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``."""
+    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``.
+
+    ``place`` adds format-specific location keys (``sheet``, ``slide``, ``chapter``,
+    ``attachment``); ``cells`` is the first and last cell of a spreadsheet row, so a chunk of rows
+    reports the cell range it covers.
+    """
 
     start: int
     page: int | None = None
     heading: tuple[str, ...] = ()
+    place: tuple[tuple[str, str | int], ...] = ()
+    cells: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,8 +55,34 @@ class TextBuilder:
         if not self.ends_with_newline():
             self.add("\n")
 
-    def mark(self, *, start: int | None = None, page: int | None = None, heading: tuple[str, ...] = ()) -> None:
-        self.segments.append(Segment(start=self.length if start is None else start, page=page, heading=heading))
+    def mark(
+        self,
+        *,
+        start: int | None = None,
+        page: int | None = None,
+        heading: tuple[str, ...] = (),
+        place: tuple[tuple[str, str | int], ...] = (),
+        cells: tuple[str, str] | None = None,
+    ) -> None:
+        start = self.length if start is None else start
+        self.segments.append(Segment(start=start, page=page, heading=heading, place=place, cells=cells))
+
+    def extend(
+        self, part: ParsedDocument, *, place: tuple[tuple[str, str | int], ...] = (), title: str = ""
+    ) -> None:
+        """Appends a parsed part (a chapter, an attachment) with its locations, all under ``place``.
+
+        ``title`` is a line put before the part, inside its place.
+        """
+        self.newline()
+        if place and (title or not part.segments or part.segments[0].start > 0):
+            self.mark(place=place)
+        if title:
+            self.add(title + "\n")
+        offset = self.length
+        for segment in part.segments:
+            self.segments.append(replace(segment, start=offset + segment.start, place=place + segment.place))
+        self.add(part.text)
 
     def build(self) -> ParsedDocument:
         return document(text="".join(self.parts), segments=self.segments)

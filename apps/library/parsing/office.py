@@ -12,11 +12,13 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 
 from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
+from apps.library.parsing.packages import open_package
 
 _HEADING_STYLE = re.compile(r"^Heading (\d)$")
 
 
 def parse_docx(data: bytes, name: str) -> ParsedDocument:
+    open_package(data, kind="Word document").close()
     try:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:

@@ -1,0 +1,97 @@
+"""Web pages: the main content through trafilatura, headings kept as locations.
+
+Navigation, sidebars (a manual's list of every chapter), headers, footers and cookie banners are
+left out. When the extractor finds nothing (or ``INDEX_HTML_MAIN_CONTENT`` is off) every visible
+word is indexed instead (``html.parse_html``). Redirect stubs (a meta refresh, or a tiny page that
+is only a link to where the content moved) are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import lxml.html
+import trafilatura
+from django.conf import settings
+from lxml.etree import ParserError
+
+from apps.library.parsing.base import ParsedDocument, UnsupportedDocument
+from apps.library.parsing.html import parse_html
+from apps.library.parsing.text import decode_text, parse_markdown
+
+# trafilatura logs each page it finds too short or empty; the outcome is recorded on the file.
+logging.getLogger("trafilatura").setLevel(logging.ERROR)
+
+_REFRESH_TARGET = re.compile(r"^\s*\d*(?:\.\d+)?\s*[;,]?\s*url\s*=\s*['\"]?\s*([^'\"\s]+)", re.IGNORECASE)
+_MOVED = re.compile(r"\b(?:moved|redirect\w*|relocated|new (?:home|location|address))\b", re.IGNORECASE)
+# A page with more to say than this is content, whatever it links to or refreshes into.
+_STUB_MAX_CHARS = 300
+
+
+def parse_html_page(data: bytes, name: str) -> ParsedDocument:
+    html = decode_text(data)
+    tree = _tree(html)
+    if tree is not None and (target := redirect_target(tree)):
+        raise UnsupportedDocument(f"redirect stub to {target}")
+    if settings.INDEX_HTML_MAIN_CONTENT and tree is not None:
+        main = _main_content(tree)
+        if main:
+            return parse_markdown(main.encode(), name)
+    return parse_html(data, name)
+
+
+def _tree(html: str) -> lxml.html.HtmlElement | None:
+    try:
+        return lxml.html.document_fromstring(html)
+    except (ParserError, ValueError):
+        return None
+
+
+def redirect_target(tree: lxml.html.HtmlElement) -> str | None:
+    """Where a redirect stub points, or None when the page has content of its own."""
+    body_text, links = _body(tree)
+    if len(body_text) > _STUB_MAX_CHARS:
+        return None
+    for meta in tree.iter("meta"):
+        if (meta.get("http-equiv") or "").strip().lower() == "refresh":
+            if match := _REFRESH_TARGET.match(meta.get("content") or ""):
+                return match[1]
+    if len(links) == 1 and (_MOVED.search(body_text) or body_text == links[0].text_content().strip()):
+        return links[0].get("href")
+    return None
+
+
+def _body(tree: lxml.html.HtmlElement) -> tuple[str, list[lxml.html.HtmlElement]]:
+    body = tree.find("body")
+    if body is None:
+        return "", []
+    hidden = {element for tag in ("script", "style", "noscript", "template") for element in body.iter(tag)}
+    words = [
+        text
+        for element in body.iter()
+        if element not in hidden and isinstance(element.tag, str)
+        for text in (element.text, element.tail)
+        if text and text.strip()
+    ]
+    links = [link for link in body.iter("a") if link.get("href")]
+    return " ".join(" ".join(words).split()), links
+
+
+def _main_content(tree: lxml.html.HtmlElement) -> str | None:
+    markdown = trafilatura.extract(
+        tree,
+        output_format="markdown",
+        include_formatting=True,  # keeps headings as '#' lines, which become locations
+        include_tables=True,
+        include_comments=False,
+        include_links=False,
+        favor_recall=True,
+    )
+    if not markdown or not markdown.strip():
+        return None
+    title = " ".join((tree.findtext(".//title") or "").split())
+    if title and title not in markdown[: len(title) + 200]:
+        # The page title names the manual or site, which the body rarely repeats.
+        markdown = f"{title}\n\n{markdown}"
+    return markdown
