@@ -162,7 +162,8 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     segment = document.segments[position]
     if segment.heading:
         location["heading"] = list(segment.heading)
-    last = document.segments[bisect.bisect_right(segment_starts, char_end - 1) - 1]
+    last_position = bisect.bisect_right(segment_starts, char_end - 1) - 1
+    last = document.segments[last_position]
     if segment.page is not None:
         location["page"] = segment.page
         if last.page is not None and last.page != segment.page:
@@ -170,10 +171,14 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     for key, value in segment.place:
         location[key] = value
         end = dict(last.place).get(key)
-        if isinstance(value, int) and isinstance(end, int) and end != value:
+        if end is not None and end != value:
             location[f"{key}_end"] = end
     if segment.cells is not None:
-        # Rows of one sheet: from the first row's first cell to the last row's last cell.
-        end_cell = last.cells[1] if last.cells is not None and last.place == segment.place else segment.cells[1]
-        location["range"] = f"{segment.cells[0]}:{end_cell}"
+        # The first sheet's rows in the chunk: its first row's first cell to its last row's last cell.
+        same_sheet = (
+            later.cells
+            for later in reversed(document.segments[position : last_position + 1])
+            if later.cells is not None and later.place == segment.place
+        )
+        location["range"] = f"{segment.cells[0]}:{next(same_sheet, segment.cells)[1]}"
     return location

@@ -97,7 +97,7 @@ def test_pptx_slides_titles_tables_and_notes_with_slide_numbers():
 def test_odt_paragraphs_lists_and_heading_paths():
     document = parse(odt_bytes(), "lease.odt")
     assert document.text == (
-        "Lease terms\nThe lease renews on 1 March.\nDeposit\nThe deposit reference is DP-7731.\n"
+        "Lease terms\nThe lease renews on 1 March unless notice is given.\nDeposit\nThe deposit reference is DP-7731.\n"
         "Keys are returned to the agent.\n"
     )
     assert section(document, "The deposit").heading == ("Lease terms", "Deposit")
@@ -182,13 +182,21 @@ ZIP_FORMATS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "member"), ZIP_FORMATS)
-def test_zip_bomb_is_refused_before_unpacking(name, member, monkeypatch):
-    data = zip_bomb_bytes(member=member, size=300_000_000)
+def test_zip_bomb_disguised_as_xlsx_is_refused_before_unpacking_with_default_limits(monkeypatch):
+    data = zip_bomb_bytes(member="xl/worksheets/sheet1.xml", size=300_000_000)
     assert len(data) < 400_000
     # Nothing may inflate a member: the refusal comes from the central directory alone.
     monkeypatch.setattr(zipfile.ZipFile, "open", lambda *args, **kwargs: pytest.fail("a member was opened"))
     with pytest.raises(UnsupportedDocument, match=r"unpacks to 300 MB from \d+ KB.*possibly a zip bomb"):
+        parse(data, "report.xlsx")
+
+
+@pytest.mark.parametrize(("name", "member"), ZIP_FORMATS)
+def test_zip_bomb_is_refused_for_every_zip_based_format(name, member, settings, monkeypatch):
+    settings.INDEX_MAX_UNPACKED_BYTES = 50_000_000  # a smaller bomb keeps the test quick
+    data = zip_bomb_bytes(member=member, size=60_000_000)
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda *args, **kwargs: pytest.fail("a member was opened"))
+    with pytest.raises(UnsupportedDocument, match=r"unpacks to 60 MB .*INDEX_MAX_UNPACKED_BYTES"):
         parse(data, name)
 
 

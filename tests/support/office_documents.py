@@ -64,7 +64,7 @@ def odt_bytes() -> bytes:
 
     document = OpenDocumentText()
     document.text.addElement(H(outlinelevel=1, text="Lease terms"))
-    document.text.addElement(P(text="The lease renews on 1 March."))
+    document.text.addElement(P(text="The lease renews on 1 March unless notice is given."))
     document.text.addElement(H(outlinelevel=2, text="Deposit"))
     document.text.addElement(P(text="The deposit reference is DP-7731."))
     item = ListItem()
