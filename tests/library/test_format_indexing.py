@@ -7,9 +7,10 @@ from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
+from tests.support.files import write
 from tests.support.office_documents import (
-    encrypted_office_bytes,
     eml_bytes,
+    encrypted_office_bytes,
     epub_bytes,
     odp_bytes,
     ods_bytes,
@@ -19,7 +20,6 @@ from tests.support.office_documents import (
     xlsx_bytes,
     zip_bomb_bytes,
 )
-from tests.support.files import write
 from tests.support.web_pages import CHAPTERS, manual_page_html
 
 pytestmark = pytest.mark.django_db
@@ -89,4 +89,3 @@ def test_search_finds_each_format_at_its_location(office_folder, folder, setting
         found[query] = (hit.path, {key: hit.location.get(key) for key in location})
 
     assert found == {query: (path, location) for query, path, location in FOUND_AT}
-

@@ -13,9 +13,9 @@ from tests.support.documents import docx_bytes
 from tests.support.office_documents import (
     PPTX,
     XLSX,
+    eml_bytes,
     encrypted_odt_bytes,
     encrypted_office_bytes,
-    eml_bytes,
     epub_bytes,
     odp_bytes,
     ods_bytes,
@@ -106,8 +106,7 @@ def test_odt_paragraphs_lists_and_heading_paths():
 def test_ods_sheet_with_padding_rows_and_a_formula_without_value():
     document = parse(ods_bytes(), "budget.ods")
     assert document.text == (
-        "Sheet: Budget\nColumns: Item, Cost\nItem: Rent | Cost: 1200\n"
-        "Cost: of:=SUM([.B2]) (formula, no saved value)\n"
+        "Sheet: Budget\nColumns: Item, Cost\nItem: Rent | Cost: 1200\nCost: of:=SUM([.B2]) (formula, no saved value)\n"
     )
     rent = section(document, "Item: Rent")
     assert (dict(rent.place), rent.cells) == ({"sheet": "Budget"}, ("A2", "B2"))

@@ -29,7 +29,7 @@ def test_documentation_page_headings_become_locations():
     document = parse(manual_page_html())
     headings = {segment.heading for segment in document.segments}
     assert headings == {("Synchronising mirrors",), ("Synchronising mirrors", "Retries and error codes")}
-    retries = [s for s in document.segments if s.heading[-1] == "Retries and error codes"][0]
+    retries = next(s for s in document.segments if s.heading[-1] == "Retries and error codes")
     assert "SYNC-4471" in document.text[retries.start :]
     assert "SYNC-4471" not in document.text[: retries.start]
 
@@ -38,6 +38,21 @@ def test_the_whole_page_is_indexed_when_main_content_extraction_is_off(settings)
     settings.INDEX_HTML_MAIN_CONTENT = False
     text = parse(manual_page_html()).text
     assert CHAPTERS[-1] in text and "SYNC-4471" in text
+
+
+def test_scripts_styles_and_noscript_messages_are_not_content():
+    html = (
+        "<html><head><title>Report</title><style>p{color:red}</style><script>var secret=1;</script></head>"
+        "<body><h1>Quarterly &amp; yearly</h1><p>Revenue grew in Q4-2024.</p><noscript>enable js</noscript>"
+        "<h2>Costs</h2><ul><li>rent</li><li>salaries</li></ul></body></html>"
+    )
+    document = parse(html)
+    assert "secret" not in document.text and "color" not in document.text and "enable js" not in document.text
+    assert "Revenue grew in Q4-2024." in document.text and "salaries" in document.text
+    assert [segment.heading for segment in document.segments] == [
+        ("Quarterly & yearly",),
+        ("Quarterly & yearly", "Costs"),
+    ]
 
 
 def test_tables_in_the_main_content_are_kept():

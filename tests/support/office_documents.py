@@ -141,7 +141,9 @@ def epub_bytes() -> bytes:
     book.set_title("Sailing")
     book.set_language("en")
     chapters = [
-        epub.EpubHtml(title="One", file_name="one.xhtml", content="<h1>Harbours</h1><p>The harbour code is HB-4410.</p>"),
+        epub.EpubHtml(
+            title="One", file_name="one.xhtml", content="<h1>Harbours</h1><p>The harbour code is HB-4410.</p>"
+        ),
         epub.EpubHtml(title="Two", file_name="two.xhtml", content="<h1>Knots</h1><h2>Bowline</h2><p>A fixed loop.</p>"),
     ]
     for chapter in chapters:
@@ -164,13 +166,18 @@ def eml_bytes() -> bytes:
     message["Date"] = "Mon, 02 Dec 2024 10:00:00 +0000"
     message.set_content("Hi Bob, the lease renews in March. Reference LS-3302.")
     message.add_alternative("<p>Hi Bob, the <b>lease</b> renews in March. Reference LS-3302.</p>", subtype="html")
-    message.add_attachment(b"Deposit: 1200 EUR\nReceipt DEP-7781\n", maintype="text", subtype="plain", filename="deposit.txt")
+    message.add_attachment(
+        b"Deposit: 1200 EUR\nReceipt DEP-7781\n", maintype="text", subtype="plain", filename="deposit.txt"
+    )
     message.add_attachment(b"\x89PNG\r\n\x1a\n", maintype="image", subtype="png", filename="photo.png")
     return message.as_bytes()
 
 
 def rtf_bytes() -> bytes:
-    return rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}\f0\b Invoice RT-5521\b0\par Caf\'e9 au lait \u8364? 4\par}"
+    return (
+        rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times;}}"
+        rb"\f0\b Invoice RT-5521\b0\par Caf\'e9 au lait \u8364? 4\par}"
+    )
 
 
 @functools.cache

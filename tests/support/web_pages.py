@@ -3,14 +3,27 @@ a sidebar listing every chapter, the article, and a footer."""
 
 from __future__ import annotations
 
-CHAPTERS = [f"Chapter {number}: {title}" for number, title in enumerate(
-    [
-        "Getting started", "Installation on Linux", "Configuration files", "Command line reference",
-        "Working with remotes", "Branching strategies", "Merge conflicts explained", "Hooks and automation",
-        "Performance tuning", "Security model", "Troubleshooting checklist", "Glossary of terms",
-    ] * 3,
-    start=1,
-)]
+CHAPTERS = [
+    f"Chapter {number}: {title}"
+    for number, title in enumerate(
+        [
+            "Getting started",
+            "Installation on Linux",
+            "Configuration files",
+            "Command line reference",
+            "Working with remotes",
+            "Branching strategies",
+            "Merge conflicts explained",
+            "Hooks and automation",
+            "Performance tuning",
+            "Security model",
+            "Troubleshooting checklist",
+            "Glossary of terms",
+        ]
+        * 3,
+        start=1,
+    )
+]
 COOKIE_TEXT = "We use cookies to improve your experience. Accept all cookies or manage preferences."
 FOOTER_TEXT = "Copyright 2024, Example Project contributors. Built with Sphinx using a theme."
 

@@ -67,9 +67,7 @@ class TextBuilder:
         start = self.length if start is None else start
         self.segments.append(Segment(start=start, page=page, heading=heading, place=place, cells=cells))
 
-    def extend(
-        self, part: ParsedDocument, *, place: tuple[tuple[str, str | int], ...] = (), title: str = ""
-    ) -> None:
+    def extend(self, part: ParsedDocument, *, place: tuple[tuple[str, str | int], ...] = (), title: str = "") -> None:
         """Appends a parsed part (a chapter, an attachment) with its locations, all under ``place``.
 
         ``title`` is a line put before the part, inside its place.

@@ -43,7 +43,9 @@ def _message(message: Message, builder: TextBuilder, *, depth: int) -> None:
             builder.add(f"{header}: {value}\n")
     attachments = [(_filename(part), _attachment(part, depth=depth)) for part in message.iter_attachments()]
     if attachments:
-        listed = (name if isinstance(part, ParsedDocument) else f"{name} (not indexed: {part})" for name, part in attachments)
+        listed = (
+            name if isinstance(part, ParsedDocument) else f"{name} (not indexed: {part})" for name, part in attachments
+        )
         builder.add("Attachments: " + ", ".join(listed) + "\n")
     builder.add("\n")
     body = message.get_body(preferencelist=("plain", "html"))
@@ -54,7 +56,8 @@ def _message(message: Message, builder: TextBuilder, *, depth: int) -> None:
             builder.extend(part, place=(("attachment", name),), title=f"Attachment: {name}")
 
 
-def _body(part: EmailMessage) -> ParsedDocument:
+def _body(part: Message) -> ParsedDocument:
+    assert isinstance(part, EmailMessage)
     text = _text(part)
     if part.get_content_subtype() != "html":
         return ParsedDocument(text=text)

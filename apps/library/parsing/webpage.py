@@ -16,7 +16,7 @@ import trafilatura
 from django.conf import settings
 from lxml.etree import ParserError
 
-from apps.library.parsing.base import ParsedDocument, UnsupportedDocument
+from apps.library.parsing.base import HeadingPath, ParsedDocument, Segment, UnsupportedDocument, document
 from apps.library.parsing.html import parse_html
 from apps.library.parsing.text import decode_text, parse_markdown
 
@@ -37,8 +37,24 @@ def parse_html_page(data: bytes, name: str) -> ParsedDocument:
     if settings.INDEX_HTML_MAIN_CONTENT and tree is not None:
         main = _main_content(tree)
         if main:
-            return parse_markdown(main.encode(), name)
+            parsed = parse_markdown(main.encode(), name)
+            return parsed if parsed.segments else _with_page_headings(parsed.text, tree)
     return parse_html(data, name)
+
+
+def _with_page_headings(text: str, tree: lxml.html.HtmlElement) -> ParsedDocument:
+    """Headings for text the extractor returned without markup (it does so for short pages):
+    the page's h1-h6, in order, where they stand as whole lines of the text."""
+    path = HeadingPath()
+    segments: list[Segment] = []
+    position = 0
+    for element in tree.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        title = " ".join(element.text_content().split())
+        match = re.compile(rf"^{re.escape(title)}$", re.MULTILINE).search(text, position) if title else None
+        if match:
+            segments.append(Segment(start=match.start(), heading=path.enter(int(str(element.tag)[1]), title)))
+            position = match.end()
+    return document(text=text, segments=segments)
 
 
 def _tree(html: str) -> lxml.html.HtmlElement | None:
@@ -54,9 +70,9 @@ def redirect_target(tree: lxml.html.HtmlElement) -> str | None:
     if len(body_text) > _STUB_MAX_CHARS:
         return None
     for meta in tree.iter("meta"):
-        if (meta.get("http-equiv") or "").strip().lower() == "refresh":
-            if match := _REFRESH_TARGET.match(meta.get("content") or ""):
-                return match[1]
+        refresh = (meta.get("http-equiv") or "").strip().lower() == "refresh"
+        if refresh and (match := _REFRESH_TARGET.match(meta.get("content") or "")):
+            return match[1]
     if len(links) == 1 and (_MOVED.search(body_text) or body_text == links[0].text_content().strip()):
         return links[0].get("href")
     return None
@@ -79,6 +95,9 @@ def _body(tree: lxml.html.HtmlElement) -> tuple[str, list[lxml.html.HtmlElement]
 
 
 def _main_content(tree: lxml.html.HtmlElement) -> str | None:
+    # trafilatura keeps <noscript> text ("please enable JavaScript"), which is never content.
+    for element in list(tree.iter("noscript", "template")):
+        element.drop_tree()
     markdown = trafilatura.extract(
         tree,
         output_format="markdown",
