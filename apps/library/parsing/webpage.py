@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 
 import lxml.html
 import trafilatura
@@ -25,6 +26,9 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
 _REFRESH_TARGET = re.compile(r"^\s*\d*(?:\.\d+)?\s*[;,]?\s*url\s*=\s*['\"]?\s*([^'\"\s]+)", re.IGNORECASE)
 _MOVED = re.compile(r"\b(?:moved|redirect\w*|relocated|new (?:home|location|address))\b", re.IGNORECASE)
+_PERMALINKS = frozenset({"¶", "§", "#", "🔗", "∞"})
+# Inline markdown the extractor puts around words; heading locations read better without it.
+_INLINE_MARKUP = re.compile(r"`|\*\*|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
 # A page with more to say than this is content, whatever it links to or refreshes into.
 _STUB_MAX_CHARS = 300
 
@@ -38,7 +42,12 @@ def parse_html_page(data: bytes, name: str) -> ParsedDocument:
         main = _main_content(tree)
         if main:
             parsed = parse_markdown(main.encode(), name)
-            return parsed if parsed.segments else _with_page_headings(parsed.text, tree)
+            if not parsed.segments:
+                return _with_page_headings(parsed.text, tree)
+            segments = [
+                replace(s, heading=tuple(_INLINE_MARKUP.sub("", t) for t in s.heading)) for s in parsed.segments
+            ]
+            return document(text=parsed.text, segments=segments)
     return parse_html(data, name)
 
 
@@ -95,9 +104,13 @@ def _body(tree: lxml.html.HtmlElement) -> tuple[str, list[lxml.html.HtmlElement]
 
 
 def _main_content(tree: lxml.html.HtmlElement) -> str | None:
-    # trafilatura keeps <noscript> text ("please enable JavaScript"), which is never content.
+    # trafilatura keeps <noscript> text ("please enable JavaScript"), which is never content, and
+    # permalink anchors (Sphinx's ¶, rustdoc's §) that would end every heading.
     for element in list(tree.iter("noscript", "template")):
         element.drop_tree()
+    for link in list(tree.iter("a")):
+        if link.text_content().strip() in _PERMALINKS:
+            link.drop_tree()
     markdown = trafilatura.extract(
         tree,
         output_format="markdown",
