@@ -65,7 +65,7 @@ def test_a_page_the_extractor_finds_nothing_in_falls_back_to_every_visible_word(
     monkeypatch.setattr(trafilatura, "extract", lambda *args, **kwargs: None)
     document = parse(manual_page_html())
     assert "SYNC-4471" in document.text and CHAPTERS[-1] in document.text
-    assert ("Synchronising mirrors", "Retries and error codes¶") in {segment.heading for segment in document.segments}
+    assert ("Synchronising mirrors", "Retries and error codes ¶") in {segment.heading for segment in document.segments}
 
 
 @pytest.mark.parametrize(
