@@ -58,7 +58,8 @@ def manual_page_html(*, title: str = "Synchronising mirrors") -> str:
   </div>
   <div class="documentwrapper"><div class="bodywrapper"><div class="body" role="main">
     <section id="sync"><h1>{title}</h1>{body}
-      <section id="retries"><h2>Retries and <code>error</code> codes<a class="headerlink" href="#retries">¶</a></h2>{more}
+      <section id="retries">
+        <h2>Retries and <code>error</code> codes<a class="headerlink" href="#retries">¶</a></h2>{more}
         <pre>example-sync --prune --retries 5 mirror/</pre></section></section>
   </div></div></div>
   <div class="related" role="navigation"><a href="ch3.html">previous</a> | <a href="ch5.html">next</a></div>
