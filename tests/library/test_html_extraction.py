@@ -25,6 +25,11 @@ def test_documentation_page_keeps_the_article_and_drops_the_chrome():
     assert document.text.startswith("Synchronising mirrors — Example Manual 3.1 documentation")
 
 
+def test_xhtml_with_an_xml_declaration_gets_main_content_too():
+    document = parse('<?xml version="1.0" encoding="utf-8"?>\n' + manual_page_html(), "page.xhtml")
+    assert "SYNC-4471" in document.text and CHAPTERS[-1] not in document.text
+
+
 def test_documentation_page_headings_become_locations():
     document = parse(manual_page_html())
     headings = {segment.heading for segment in document.segments}

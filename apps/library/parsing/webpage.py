@@ -26,6 +26,7 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
 _REFRESH_TARGET = re.compile(r"^\s*\d*(?:\.\d+)?\s*[;,]?\s*url\s*=\s*['\"]?\s*([^'\"\s]+)", re.IGNORECASE)
 _MOVED = re.compile(r"\b(?:moved|redirect\w*|relocated|new (?:home|location|address))\b", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _PERMALINKS = frozenset({"¶", "§", "#", "🔗", "∞"})
 # Inline markdown the extractor puts around words; heading locations read better without it.
 _INLINE_MARKUP = re.compile(r"`|\*\*|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
@@ -68,7 +69,8 @@ def _with_page_headings(text: str, tree: lxml.html.HtmlElement) -> ParsedDocumen
 
 def _tree(html: str) -> lxml.html.HtmlElement | None:
     try:
-        return lxml.html.document_fromstring(html)
+        # lxml refuses decoded text that still declares an encoding (XHTML's <?xml ...?> line).
+        return lxml.html.document_fromstring(_XML_DECLARATION.sub("", html, count=1))
     except (ParserError, ValueError):
         return None
 
