@@ -2,6 +2,7 @@
 and hostile packages (zip bombs, encrypted and corrupt files) refused with a reason."""
 
 import io
+import random
 import zipfile
 
 import pytest
@@ -250,6 +251,37 @@ def test_corrupt_packages_fail_with_the_reason(name, kind):
         package.writestr("readme.txt", "hello")
     with pytest.raises(ParseError, match=f"unreadable {kind}"):
         parse(out.getvalue(), name)
+
+
+DAMAGEABLE = {
+    "a.docx": lambda: docx_bytes([("Heading 1", "Pay"), ("", "salary figures")]),
+    "a.xlsx": xlsx_bytes,
+    "a.pptx": pptx_bytes,
+    "a.odt": odt_bytes,
+    "a.ods": ods_bytes,
+    "a.odp": odp_bytes,
+    "a.epub": epub_bytes,
+    "a.eml": eml_bytes,
+    "a.rtf": rtf_bytes,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGEABLE))
+def test_damaged_files_parse_or_fail_with_a_reason_never_an_unexpected_error(name):
+    """Truncated downloads and flipped bytes: whatever the library trips on becomes a reason."""
+    data = DAMAGEABLE[name]()
+    rng = random.Random(name)
+    damaged = [data[: len(data) * tenth // 10] for tenth in range(1, 10)]
+    for _ in range(25):
+        flipped = bytearray(data)
+        for _ in range(rng.randint(1, 20)):
+            flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+        damaged.append(bytes(flipped))
+    for variant in damaged:
+        try:
+            parse(variant, name)
+        except (ParseError, UnsupportedDocument) as exc:
+            assert str(exc)
 
 
 def test_legacy_binary_office_file_under_a_new_name_fails_with_the_reason():

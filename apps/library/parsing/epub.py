@@ -15,19 +15,20 @@ from lxml import etree
 
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.html import parse_html
-from apps.library.parsing.packages import open_package
+from apps.library.parsing.packages import open_package, reading_package
 
 # Fonts obfuscated by these algorithms are no obstacle; anything else encrypting text is DRM.
 _FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
 
 
 def parse_epub(data: bytes, name: str) -> ParsedDocument:
-    with open_package(data, kind="EPUB book") as package:
+    with open_package(data, kind="EPUB book") as package, reading_package("EPUB book"):
         _refuse_drm(package)
-    try:
-        book = epub.read_epub(io.BytesIO(data), {"ignore_ncx": True})
-    except (epub.EpubException, zipfile.BadZipFile, KeyError, ValueError, etree.XMLSyntaxError) as exc:
-        raise ParseError(f"unreadable EPUB book: {exc or type(exc).__name__}") from exc
+    with reading_package("EPUB book", epub.EpubException):
+        return _chapters(epub.read_epub(io.BytesIO(data), {"ignore_ncx": True}))
+
+
+def _chapters(book: epub.EpubBook) -> ParsedDocument:
     builder = TextBuilder()
     chapter = 0
     for item_id, _linear in book.spine:

@@ -7,17 +7,15 @@ cell-range locations); presentations like PowerPoint (slide numbers, titles, not
 from __future__ import annotations
 
 import io
-import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
-from xml.parsers.expat import ExpatError
 
 from odf import teletype
 from odf.namespaces import DRAWNS, OFFICENS, PRESENTATIONNS, TABLENS, TEXTNS
 from odf.opendocument import load
 
 from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
-from apps.library.parsing.packages import open_package
+from apps.library.parsing.packages import open_package, reading_package
 from apps.library.parsing.sheets import Row, SheetWriter
 from apps.library.parsing.slides import slide_lines
 
@@ -40,21 +38,19 @@ def parse_odp(data: bytes, name: str) -> ParsedDocument:
 
 
 def _parse(data: bytes, *, kind: str, body: str, render: Callable[[Any, TextBuilder], None]) -> ParsedDocument:
-    with open_package(data, kind=kind) as package:
+    with open_package(data, kind=kind) as package, reading_package(kind):
         try:
             manifest = package.read("META-INF/manifest.xml")
         except KeyError:
             manifest = b""
     if b"encryption-data" in manifest:
         raise ParseError(f"password-protected {kind}: it cannot be read without the password")
-    try:
+    with reading_package(kind):
         root = getattr(load(io.BytesIO(data)), body, None)
-    except (zipfile.BadZipFile, KeyError, ValueError, IndexError, ExpatError) as exc:
-        raise ParseError(f"unreadable {kind}: {exc or type(exc).__name__}") from exc
-    if root is None:
-        raise ParseError(f"unreadable {kind}: the package holds another kind of OpenDocument")
-    builder = TextBuilder()
-    render(root, builder)
+        if root is None:
+            raise ParseError(f"unreadable {kind}: the package holds another kind of OpenDocument")
+        builder = TextBuilder()
+        render(root, builder)
     return builder.build()
 
 

@@ -9,14 +9,37 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from xml.parsers.expat import ExpatError
 
 from django.conf import settings
+from lxml.etree import LxmlError
 
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 
 # Compound File Binary: what an encrypted Office file (or a legacy .doc/.xls/.ppt) is.
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _OLE_ENCRYPTED = "EncryptionInfo".encode("utf-16-le")
+# What a damaged package raises from inside the libraries: a member that fails to inflate or its
+# CRC check, truncated XML, a missing part, a part of the wrong shape (SyntaxError covers
+# ElementTree's ParseError).
+_DAMAGE = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    AttributeError,
+    OSError,
+    SyntaxError,
+    ExpatError,
+    LxmlError,
+)
 # Small members may legitimately compress very well (a blank sheet); only large ones are judged.
 _RATIO_FLOOR_BYTES = 1_000_000
 
@@ -30,12 +53,23 @@ def open_package(data: bytes, *, kind: str) -> zipfile.ZipFile:
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         members = package.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, OSError) as exc:
         raise ParseError(f"corrupt {kind}: {exc or type(exc).__name__}") from exc
     _check_sizes(members, kind=kind, packed_bytes=len(data))
     if any(member.flag_bits & 0x1 for member in members):
         raise ParseError(f"password-protected {kind}: its zip members are encrypted")
     return package
+
+
+@contextmanager
+def reading_package(kind: str, *library_errors: type[Exception]) -> Iterator[None]:
+    """Turns whatever a library raises on a damaged package into a ParseError with the reason."""
+    try:
+        yield
+    except (ParseError, UnsupportedDocument):
+        raise
+    except (*_DAMAGE, *library_errors) as exc:
+        raise ParseError(f"unreadable {kind}: {exc or type(exc).__name__}") from exc
 
 
 def _check_sizes(members: list[zipfile.ZipInfo], *, kind: str, packed_bytes: int) -> None:

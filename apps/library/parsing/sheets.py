@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import io
-import zipfile
 from collections.abc import Iterator
 from itertools import islice, zip_longest
 from typing import Any
@@ -18,8 +17,8 @@ import openpyxl
 from openpyxl.utils import get_column_letter
 from openpyxl.utils.exceptions import InvalidFileException
 
-from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder
-from apps.library.parsing.packages import open_package
+from apps.library.parsing.base import ParsedDocument, TextBuilder
+from apps.library.parsing.packages import open_package, reading_package
 
 # A row of (1-based column number, rendered value) pairs, empty cells left out.
 Row = list[tuple[int, str]]
@@ -80,7 +79,7 @@ def _is_number(text: str) -> bool:
 
 def parse_xlsx(data: bytes, name: str) -> ParsedDocument:
     open_package(data, kind="Excel workbook").close()
-    try:
+    with reading_package("Excel workbook", InvalidFileException):
         formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
         values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
         builder = TextBuilder()
@@ -90,8 +89,6 @@ def parse_xlsx(data: bytes, name: str) -> ParsedDocument:
                 writer.row(number, row)
         formulas.close()
         values.close()
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError) as exc:
-        raise ParseError(f"unreadable Excel workbook: {exc or type(exc).__name__}") from exc
     return builder.build()
 
 

@@ -6,7 +6,6 @@ Each slide is a section located by ``{"slide": n}`` under its title as the headi
 from __future__ import annotations
 
 import io
-import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,19 +14,17 @@ from pptx.exc import PackageNotFoundError
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 
-from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder
-from apps.library.parsing.packages import open_package
+from apps.library.parsing.base import ParsedDocument, TextBuilder
+from apps.library.parsing.packages import open_package, reading_package
 
 
 def parse_pptx(data: bytes, name: str) -> ParsedDocument:
     open_package(data, kind="PowerPoint presentation").close()
-    try:
+    with reading_package("PowerPoint presentation", PackageNotFoundError):
         presentation = pptx.Presentation(io.BytesIO(data))
         builder = TextBuilder()
         for number, slide in enumerate(presentation.slides, start=1):
             _slide(number, slide, builder)
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, TypeError, AttributeError) as exc:
-        raise ParseError(f"unreadable PowerPoint presentation: {exc or type(exc).__name__}") from exc
     return builder.build()
 
 
