@@ -25,6 +25,7 @@ BENCHMARKS = [
     "router_latency",
     "load",
     "ocr_quality",
+    "formats",
 ]
 # Shorter settings than a script's defaults, so that `make bench` stays reasonable.
 ARGUMENTS = {"load": ["--seconds", "30"]}

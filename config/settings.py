@@ -197,6 +197,11 @@ OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")  # Tesseract codes joined by "+"
 OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 60)  # per image or page
 OCR_FILE_BUDGET_SECONDS = env_int("OCR_FILE_BUDGET_SECONDS", 300)  # per file; later pages are left out
 OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000)  # larger images are skipped
+# Zip-based documents (docx, xlsx, pptx, ODF, epub) are refused before unpacking past these (zip bombs).
+INDEX_MAX_UNPACKED_BYTES = env_int("INDEX_MAX_UNPACKED_BYTES", 200_000_000)
+INDEX_MAX_COMPRESSION_RATIO = env_int("INDEX_MAX_COMPRESSION_RATIO", 100)
+# HTML pages keep only their main content (trafilatura); false indexes every visible word.
+INDEX_HTML_MAIN_CONTENT = env_bool("INDEX_HTML_MAIN_CONTENT", True)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash

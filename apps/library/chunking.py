@@ -163,12 +163,25 @@ def _location(document: ParsedDocument, segment_starts: list[int], char_start: i
     if segment.heading:
         location["heading"] = list(segment.heading)
     last_position = bisect.bisect_right(segment_starts, char_end - 1) - 1
+    last = document.segments[last_position]
     # Any part read from a picture marks the chunk: its text may hold recognition errors.
     if any(part.ocr for part in document.segments[position : last_position + 1]):
         location["ocr"] = True
     if segment.page is not None:
         location["page"] = segment.page
-        last = document.segments[last_position]
         if last.page is not None and last.page != segment.page:
             location["page_end"] = last.page
+    for key, value in segment.place:
+        location[key] = value
+        end = dict(last.place).get(key)
+        if end is not None and end != value:
+            location[f"{key}_end"] = end
+    if segment.cells is not None:
+        # The first sheet's rows in the chunk: its first row's first cell to its last row's last cell.
+        same_sheet = (
+            later.cells
+            for later in reversed(document.segments[position : last_position + 1])
+            if later.cells is not None and later.place == segment.place
+        )
+        location["range"] = f"{segment.cells[0]}:{next(same_sheet, segment.cells)[1]}"
     return location

@@ -98,10 +98,15 @@ def parse_user_prompt(prompt: str) -> UserPrompt:
 
 
 def describe_location(location: Mapping[str, Any]) -> str:
-    """A chunk's location (page, heading) as the short string put in a source's attribute."""
+    """A chunk's location (page, slide, sheet and cells, heading) as the short string put in a source's attribute."""
     parts = []
     if location.get("page") is not None:
         parts.append(f"page {location['page']}")
+    for key in ("attachment", "chapter", "slide", "sheet"):
+        if location.get(key) is not None:
+            parts.append(f"{key} {location[key]}")
+    if location.get("range"):
+        parts.append(f"cells {location['range']}")
     heading = location.get("heading")
     if heading:
         # Chunks keep the heading path (outermost first); a plain string is accepted too.

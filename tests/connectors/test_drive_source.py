@@ -11,8 +11,10 @@ from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy
 from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from apps.library.parsing import parse_document
 from apps.library.sources import Source, SourceEntry, SourceError, SourceNotFoundError
 from tests.support.drive_connector_tree import TREE_PATHS, Tree
+from tests.support.office_documents import pptx_bytes, xlsx_bytes
 
 
 def _by_path(source: DriveSource) -> dict[str, SourceEntry]:
@@ -112,7 +114,32 @@ def test_read_bytes_downloads_and_exports(source: DriveSource, state: DriveState
     assert source.read_bytes(entries["budget"]) == (b"a,b\n1,2\n", "text/csv")
     assert source.read_bytes(entries["deck"]) == (b"Slide 1", "text/plain")
     assert state.calls["files.download"] == 1
-    assert state.calls["files.export"] == 3
+    # Sheets and Slides ask for xlsx and pptx first; these emulated files offer only CSV and text.
+    assert state.calls["files.export"] == 5
+
+
+def test_sheets_and_slides_export_as_office_files_with_sheet_and_slide_locations(
+    source: DriveSource, state: DriveState, tree: Tree
+) -> None:
+    workbook, deck = xlsx_bytes(), pptx_bytes()
+    state.add_google_file(
+        "plan", parent_id=tree.root, mime_type=mimes.SPREADSHEET, exports={mimes.XLSX: workbook, "text/csv": b"a"}
+    )
+    state.add_google_file(
+        "talk", parent_id=tree.root, mime_type=mimes.PRESENTATION, exports={mimes.PPTX: deck, "text/plain": b"a"}
+    )
+    entries = _by_path(source)
+
+    sheet_data, sheet_type = source.read_bytes(entries["plan"])
+    slide_data, slide_type = source.read_bytes(entries["talk"])
+
+    assert (sheet_data, sheet_type, slide_data, slide_type) == (workbook, mimes.XLSX, deck, mimes.PPTX)
+    # Every tab, where the CSV export has the first only; slides keep their numbers and notes.
+    sheets = parse_document(data=sheet_data, mime_type=sheet_type, name="plan")
+    assert {dict(segment.place)["sheet"] for segment in sheets.segments} == {"Q4", "Notes"}
+    slides = parse_document(data=slide_data, mime_type=slide_type, name="talk")
+    assert [dict(segment.place)["slide"] for segment in slides.segments] == [1, 2]
+    assert "Speaker notes: Mention the Berlin office opening" in slides.text
 
 
 def test_doc_export_falls_back_to_plain_text(source: DriveSource, state: DriveState, tree: Tree) -> None:

@@ -29,7 +29,8 @@ def test_markdown_headings_become_heading_paths_outside_code_fences():
     ]
 
 
-def test_html_keeps_visible_text_and_headings_and_drops_scripts_and_styles():
+def test_html_keeps_visible_text_and_headings_and_drops_scripts_and_styles(settings):
+    settings.INDEX_HTML_MAIN_CONTENT = False  # every visible word (main content: test_html_extraction.py)
     html = (
         "<html><head><title>Report</title><style>p{color:red}</style><script>var secret=1;</script></head>"
         "<body><h1>Quarterly &amp; yearly</h1><p>Revenue   grew\n in Q4-2024.</p><noscript>enable js</noscript>"

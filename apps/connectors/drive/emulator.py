@@ -27,6 +27,8 @@ _NATIVE_SUFFIXES: dict[str, tuple[str, tuple[str, ...]]] = {
     ".gdoc.md": (mimes.DOCUMENT, ("text/markdown", "text/plain")),
     ".gsheet.csv": (mimes.SPREADSHEET, ("text/csv",)),
     ".gslides.txt": (mimes.PRESENTATION, ("text/plain",)),
+    ".gsheet.xlsx": (mimes.SPREADSHEET, (mimes.XLSX,)),
+    ".gslides.pptx": (mimes.PRESENTATION, (mimes.PPTX,)),
 }
 
 
@@ -145,7 +147,8 @@ def seed_from_directory(
     """Copy a directory tree into the emulator as a folder of the same name; returns its id.
 
     ``report.gdoc.md`` becomes the Google Doc ``report``, ``budget.gsheet.csv`` the Sheet
-    ``budget`` and ``deck.gslides.txt`` the Slides ``deck``; anything else is a plain file.
+    ``budget`` and ``deck.gslides.txt`` the Slides ``deck`` (``.gsheet.xlsx`` and ``.gslides.pptx``
+    seed the Office renderings instead); anything else is a plain file.
     """
     folder_id = state.add_folder(directory.name, parent_id=parent_id)
     for path in sorted(directory.iterdir()):

@@ -9,12 +9,17 @@ DOCUMENT = "application/vnd.google-apps.document"
 SPREADSHEET = "application/vnd.google-apps.spreadsheet"
 PRESENTATION = "application/vnd.google-apps.presentation"
 
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+
 # Export formats to request, best first. Markdown keeps headings, which chunking uses; Drive
 # added it later than plain text, so plain text is the fallback when a conversion is refused.
+# A Sheet as xlsx keeps every tab (CSV is the first tab only) with sheet and cell locations; a
+# deck as pptx keeps slide numbers and speaker notes.
 EXPORT_FORMATS: dict[str, tuple[str, ...]] = {
     DOCUMENT: ("text/markdown", "text/plain"),
-    SPREADSHEET: ("text/csv",),
-    PRESENTATION: ("text/plain",),
+    SPREADSHEET: (XLSX, "text/csv"),
+    PRESENTATION: (PPTX, "text/plain"),
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class ParseError(Exception):
@@ -15,13 +15,20 @@ class UnsupportedDocument(Exception):
 
 @dataclass(frozen=True)
 class Segment:
-    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``;
-    ``ocr``: it was read from a picture, so it may hold recognition errors."""
+    """From ``start`` to the next segment's start, the text is on ``page`` under ``heading``.
+
+    ``place`` adds format-specific location keys (``sheet``, ``slide``, ``chapter``,
+    ``attachment``); ``cells`` is the first and last cell of a spreadsheet row, so a chunk of rows
+    reports the cell range it covers; ``ocr``: it was read from a picture, so it may hold
+    recognition errors.
+    """
 
     start: int
     page: int | None = None
     heading: tuple[str, ...] = ()
     ocr: bool = False
+    place: tuple[tuple[str, str | int], ...] = ()
+    cells: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,11 +58,32 @@ class TextBuilder:
             self.add("\n")
 
     def mark(
-        self, *, start: int | None = None, page: int | None = None, heading: tuple[str, ...] = (), ocr: bool = False
+        self,
+        *,
+        start: int | None = None,
+        page: int | None = None,
+        heading: tuple[str, ...] = (),
+        place: tuple[tuple[str, str | int], ...] = (),
+        cells: tuple[str, str] | None = None,
+        ocr: bool = False,
     ) -> None:
-        self.segments.append(
-            Segment(start=self.length if start is None else start, page=page, heading=heading, ocr=ocr)
-        )
+        start = self.length if start is None else start
+        self.segments.append(Segment(start=start, page=page, heading=heading, place=place, cells=cells, ocr=ocr))
+
+    def extend(self, part: ParsedDocument, *, place: tuple[tuple[str, str | int], ...] = (), title: str = "") -> None:
+        """Appends a parsed part (a chapter, an attachment) with its locations, all under ``place``.
+
+        ``title`` is a line put before the part, inside its place.
+        """
+        self.newline()
+        if place and (title or not part.segments or part.segments[0].start > 0):
+            self.mark(place=place)
+        if title:
+            self.add(title + "\n")
+        offset = self.length
+        for segment in part.segments:
+            self.segments.append(replace(segment, start=offset + segment.start, place=place + segment.place))
+        self.add(part.text)
 
     def build(self) -> ParsedDocument:
         return document(text="".join(self.parts), segments=self.segments)

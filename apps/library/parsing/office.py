@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
+from typing import Any
 
 import docx
 from docx.opc.exceptions import PackageNotFoundError
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
+from apps.library.parsing.base import HeadingPath, ParsedDocument, TextBuilder
+from apps.library.parsing.packages import open_package, reading_package
 
 _HEADING_STYLE = re.compile(r"^Heading (\d)$")
 
 
 def parse_docx(data: bytes, name: str) -> ParsedDocument:
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ParseError(f"unreadable Word document: {exc or type(exc).__name__}") from exc
+    open_package(data, kind="Word document").close()
+    with reading_package("Word document", PackageNotFoundError):
+        return _parse(docx.Document(io.BytesIO(data)))
+
+
+def _parse(document: Any) -> ParsedDocument:
     builder = TextBuilder()
     headings = HeadingPath()
     # Paragraph.style searches every style of the document on each call (seconds for a long
