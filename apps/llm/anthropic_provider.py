@@ -87,9 +87,13 @@ class AnthropicProvider:
                     return from_anthropic_message(self._client.messages.create(**request))
                 # The SDK's stream helper accumulates text and input_json_delta fragments into the
                 # same Message a non-streaming call returns, so one parser serves both paths.
+                # Text after the first tool_use block starts belongs to a tool-call turn, not an answer.
+                tools_started = False
                 with self._client.messages.stream(**request) as stream:
                     for event in stream:
-                        if event.type == "text":
+                        if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                            tools_started = True
+                        elif event.type == "text" and not tools_started:
                             guard(TextDelta(text=event.text))
                     return from_anthropic_message(stream.get_final_message())
             except (anthropic.AnthropicError, httpx.HTTPError) as exc:

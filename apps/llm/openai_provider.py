@@ -169,20 +169,26 @@ class _PartialToolCall:
 
 
 def accumulate_openai_stream(chunks: Iterable[ChatCompletionChunk], *, on_text: TextCallback) -> LLMResponse:
+    """Text deltas go to `on_text` as they arrive, until the turn's first tool-call delta: text
+    after it belongs to a tool-call turn (kept in `text` as its reasoning), not to an answer."""
     text: list[str] = []
     partial_calls: dict[int, _PartialToolCall] = {}
     finish_reason: str | None = None
     usage = Usage()
     model = ""
+    tools_started = False
     for chunk in chunks:
         model = chunk.model or model
         if chunk.usage is not None:  # the include_usage chunk, which has no choices
             usage = _usage(chunk.usage)
         for choice in chunk.choices[:1]:
             finish_reason = choice.finish_reason or finish_reason
+            if choice.delta.tool_calls:
+                tools_started = True
             if choice.delta.content:
                 text.append(choice.delta.content)
-                on_text(TextDelta(text=choice.delta.content))
+                if not tools_started:
+                    on_text(TextDelta(text=choice.delta.content))
             # Tool calls arrive in pieces keyed by index: id and name first, then argument fragments.
             for delta in choice.delta.tool_calls or ():
                 partial = partial_calls.setdefault(delta.index, _PartialToolCall())

@@ -72,7 +72,8 @@ class ScriptedProvider:
         if isinstance(step, BaseException):
             raise step
         response = step if isinstance(step, LLMResponse) else step(request)
-        if on_text is not None and response.text:
+        # Like a provider whose tool calls come first: a tool-call turn's text is never streamed.
+        if on_text is not None and response.text and not response.tool_calls:
             stream_text(response.text, on_text)
         return response if response.model else replace(response, model=self.model)
 
