@@ -110,7 +110,7 @@ def one_run(*, server_url: str, token: str, folder, stub: LLMWireStub, agent: bo
 
 
 def summary(label: str, values: list[float]) -> str:
-    return f"{label:44s} median {statistics.median(values):8.2f} s    max {max(values):8.2f} s "
+    return f"{label:50s} median {statistics.median(values):8.2f} s    max {max(values):8.2f} s "
 
 
 def main() -> None:
@@ -172,7 +172,7 @@ def main() -> None:
         ok = max(gaps) <= 100
         verdicts.append(ok)
         print(
-            f"{label + ': model first token -> client text_delta':44s} median {statistics.median(gaps):8.1f} ms   "
+            f"{label + ': model first token -> client text_delta':50s} median {statistics.median(gaps):8.1f} ms   "
             f"max {max(gaps):8.1f} ms   target <= 100 ms: {'PASS' if ok else 'FAIL'}"
         )
     print(json.dumps({"all_targets_met": all(verdicts)}))

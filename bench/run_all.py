@@ -19,6 +19,7 @@ BENCHMARKS = [
     "search_keywords",
     "search_speed",
     "chat_overhead",
+    "chat_latency",
     "sse_latency",
     "event_publish",
     "drive_sync",
