@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -137,8 +138,20 @@ def _content_blocks(message: Message) -> list[ContentBlockParam]:
                 "is_error": message.is_error,
             }
         ]
+    blocks: list[ContentBlockParam] = [
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": image.media_type,  # type: ignore[typeddict-item]
+                "data": base64.b64encode(image.data).decode("ascii"),
+            },
+        }
+        for image in message.images
+    ]
     # The API rejects empty text blocks, which an assistant turn with only tool calls would give.
-    blocks: list[ContentBlockParam] = [{"type": "text", "text": message.content}] if message.content else []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
     blocks.extend(
         {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}
         for call in message.tool_calls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -122,6 +123,20 @@ def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
     if message.role is Role.SYSTEM:
         return {"role": "system", "content": message.content}
     if message.role is Role.USER:
+        if message.images:
+            return {
+                "role": "user",
+                "content": [
+                    *(
+                        {
+                            "type": "image_url",
+                            "image_url": {"url": f"data:{image.media_type};base64,{_b64(image.data)}"},
+                        }
+                        for image in message.images
+                    ),
+                    {"type": "text", "text": message.content},
+                ],
+            }
         return {"role": "user", "content": message.content}
     if message.role is Role.TOOL:
         # Chat Completions has no error flag on tool results; say it in the content instead.
@@ -141,6 +156,10 @@ def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
             for call in message.tool_calls
         ],
     }
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def from_openai_completion(completion: ChatCompletion) -> LLMResponse:

@@ -266,7 +266,7 @@ class _AgentLoop:
 
         runnable = calls[: self.limits.max_calls_per_turn]
         budget = min(self.limits.tool_timeout_seconds, remaining)
-        context = replace(self.tool_context, deadline=time.monotonic() + budget)
+        context = replace(self.tool_context, deadline=time.monotonic() + budget, passages=tuple(self.context.passages))
         pool = ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="agent-tool")
         try:
             futures = [pool.submit(_execute, self.tools, call, context) for call in runnable]
