@@ -32,7 +32,14 @@ from typing import Any
 from django.db import connections
 
 from apps.chat.agent.context import AgentContext, TraceEntry
-from apps.chat.agent.outcome import AgentFallbackError, AgentLimits, AgentOutcome, AgentProgress, Finish
+from apps.chat.agent.outcome import (
+    AgentFallbackError,
+    AgentLimits,
+    AgentOutcome,
+    AgentProgress,
+    Finish,
+    progress_attach,
+)
 from apps.chat.agent.prompts import (
     AGENT_SYSTEM_PROMPT,
     FINAL_ANSWER_SYSTEM_PROMPT,
@@ -131,10 +138,12 @@ class _AgentLoop:
             raise
         except LLMError as exc:
             if self.text_emitted:
+                progress_attach(exc, self._progress(finish=None))
                 raise
             raise self._fallback(f"model error: {exc}") from exc
         except Exception as exc:  # whatever broke, the question still gets an answer
             if self.text_emitted:
+                progress_attach(exc, self._progress(finish=None))
                 raise
             logger.exception("agent loop failed")
             raise self._fallback(f"agent loop failed: {type(exc).__name__}: {exc}") from exc

@@ -67,3 +67,13 @@ class AgentFallbackError(Exception):
         self.progress = progress
         self.passages = tuple(passages)  # what the loop gathered, each chunk once, in number order
         self.trace = trace
+
+
+def progress_attach(error: BaseException, progress: AgentProgress) -> None:
+    """Let a failure that ends the run carry what the loop did, so the failed run keeps its metrics."""
+    error.agent_progress = progress  # type: ignore[attr-defined]
+
+
+def progress_of(error: BaseException) -> AgentProgress | None:
+    progress = getattr(error, "agent_progress", None)
+    return progress if isinstance(progress, AgentProgress) else None

@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
+from apps.chat.agent.outcome import progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.events import RunEvents
@@ -95,8 +96,12 @@ def standard_fallback(
         )
         for passage in error.passages
     ]
-    result = chat_run_standard(run=run, events=events, gathered=gathered)
     progress = error.progress
+    try:
+        result = chat_run_standard(run=run, events=events, gathered=gathered)
+    except Exception as exc:
+        progress_attach(exc, progress)
+        raise
     return dataclasses.replace(
         result,
         usage=result.usage + progress.usage,
