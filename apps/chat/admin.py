@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, URLResolver, path
+from django.urls import URLPattern, path
 from django.utils.dateparse import parse_date, parse_datetime
 
 from apps.chat.agent.tools import BUILTIN_TOOL_NAMES
@@ -38,7 +38,7 @@ class AgentRunAdmin(admin.ModelAdmin[AgentRun]):
     readonly_fields = ["tool_calls", "metrics", "fallback_reason", "error", "started_at", "finished_at"]
     change_list_template = "admin/chat/agentrun/change_list.html"
 
-    def get_urls(self) -> list[URLPattern | URLResolver]:
+    def get_urls(self) -> list[URLPattern]:
         metrics = path("metrics/", self.admin_site.admin_view(self.metrics_view), name="chat_agentrun_metrics")
         return [metrics, *super().get_urls()]
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anthropic
 import httpx
-from anthropic.types import ContentBlockParam, MessageParam, ToolParam
+from anthropic.types import Base64ImageSourceParam, ContentBlockParam, ImageBlockParam, MessageParam, ToolParam
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import Usage as AnthropicUsage
 
@@ -22,6 +22,7 @@ from apps.llm.base import (
     error_from_status,
 )
 from apps.llm.types import (
+    ImagePart,
     LLMResponse,
     Message,
     Role,
@@ -138,17 +139,7 @@ def _content_blocks(message: Message) -> list[ContentBlockParam]:
                 "is_error": message.is_error,
             }
         ]
-    blocks: list[ContentBlockParam] = [
-        {
-            "type": "image",
-            "source": {
-                "type": "base64",
-                "media_type": image.media_type,  # type: ignore[typeddict-item]
-                "data": base64.b64encode(image.data).decode("ascii"),
-            },
-        }
-        for image in message.images
-    ]
+    blocks: list[ContentBlockParam] = [_image_block(image) for image in message.images]
     # The API rejects empty text blocks, which an assistant turn with only tool calls would give.
     if message.content:
         blocks.append({"type": "text", "text": message.content})
@@ -157,6 +148,15 @@ def _content_blocks(message: Message) -> list[ContentBlockParam]:
         for call in message.tool_calls
     )
     return blocks
+
+
+def _image_block(image: ImagePart) -> ImageBlockParam:
+    source: Base64ImageSourceParam = {
+        "type": "base64",
+        "media_type": image.media_type,  # type: ignore[typeddict-item]  # a vision type, checked by the caller
+        "data": base64.b64encode(image.data).decode("ascii"),
+    }
+    return {"type": "image", "source": source}
 
 
 def from_anthropic_message(message: AnthropicMessage) -> LLMResponse:

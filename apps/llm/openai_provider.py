@@ -14,6 +14,7 @@ from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionMessageParam,
     ChatCompletionToolParam,
 )
@@ -124,19 +125,12 @@ def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
         return {"role": "system", "content": message.content}
     if message.role is Role.USER:
         if message.images:
-            return {
-                "role": "user",
-                "content": [
-                    *(
-                        {
-                            "type": "image_url",
-                            "image_url": {"url": f"data:{image.media_type};base64,{_b64(image.data)}"},
-                        }
-                        for image in message.images
-                    ),
-                    {"type": "text", "text": message.content},
-                ],
-            }
+            parts: list[ChatCompletionContentPartParam] = [
+                {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{_b64(image.data)}"}}
+                for image in message.images
+            ]
+            parts.append({"type": "text", "text": message.content})
+            return {"role": "user", "content": parts}
         return {"role": "user", "content": message.content}
     if message.role is Role.TOOL:
         # Chat Completions has no error flag on tool results; say it in the content instead.
