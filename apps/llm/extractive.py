@@ -9,7 +9,8 @@ max_tokens and temperature mean nothing here and are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from apps.llm.base import stream_text
 from apps.llm.extractive_agent import gathered_sources, next_calls, read_turn
@@ -33,6 +34,7 @@ class ExtractiveProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         turn = read_turn(messages)
         input_tokens = _approx_tokens(system or "", *(message.content for message in messages))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,7 @@ class OpenAIProvider:
         retry_policy: RetryPolicy | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
+        structured_outputs: bool | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -67,6 +68,8 @@ class OpenAIProvider:
         # OpenAI itself wants `max_completion_tokens` (reasoning models reject `max_tokens`), while
         # compatible servers reached through a base URL reliably understand only `max_tokens`.
         self._max_tokens_key = "max_tokens" if base_url else "max_completion_tokens"
+        # JSON-schema structured outputs on OpenAI itself; compatible servers reliably know only JSON mode.
+        self._structured_outputs = not base_url if structured_outputs is None else structured_outputs
         # max_retries=0: call_with_retry is the single place that retries, with our backoff.
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
 
@@ -79,6 +82,7 @@ class OpenAIProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         request: dict[str, Any] = {
             "model": self.model,
@@ -88,6 +92,8 @@ class OpenAIProvider:
         }
         if tools:
             request["tools"] = [to_openai_tool(tool) for tool in tools]
+        if json_schema is not None:
+            request["response_format"] = self._json_format(json_schema)
         guard = StreamGuard(on_text)
 
         def attempt() -> LLMResponse:
@@ -102,6 +108,11 @@ class OpenAIProvider:
                 raise guard.seal(map_openai_error(exc)) from exc
 
         return call_with_retry(attempt, policy=self.retry_policy)
+
+    def _json_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        if not self._structured_outputs:
+            return {"type": "json_object"}
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
 
 
 def to_openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:

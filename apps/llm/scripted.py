@@ -55,6 +55,7 @@ class ScriptedProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         request = LLMRequest(
             messages=tuple(messages),
@@ -63,6 +64,7 @@ class ScriptedProvider:
             max_tokens=max_tokens,
             temperature=temperature,
             stream=on_text is not None,
+            json_schema=json_schema,
         )
         with self._lock:
             self.requests.append(request)

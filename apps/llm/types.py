@@ -146,3 +146,4 @@ class LLMRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     stream: bool = False
+    json_schema: Mapping[str, Any] | None = None
