@@ -20,6 +20,7 @@ BENCHMARKS = [
     "search_speed",
     "chat_overhead",
     "chat_latency",
+    "prompt_cache",
     "sse_latency",
     "event_publish",
     "drive_sync",
