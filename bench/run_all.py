@@ -19,6 +19,8 @@ BENCHMARKS = [
     "search_keywords",
     "search_speed",
     "chat_overhead",
+    "chat_latency",
+    "prompt_cache",
     "sse_latency",
     "event_publish",
     "drive_sync",

@@ -247,6 +247,10 @@ LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
 LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.2)
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 4)
+# Whether the answer model takes images (describe_image): by default OpenAI and Anthropic do, while
+# an OpenAI-compatible server (a base URL) is assumed not to unless said.
+LLM_VISION = env_bool("LLM_VISION", LLM_PROVIDER == "anthropic" or (LLM_PROVIDER == "openai" and not OPENAI_BASE_URL))
+DESCRIBE_IMAGE_MAX_BYTES = env_int("DESCRIBE_IMAGE_MAX_BYTES", 5_000_000)
 
 # --- Chat -------------------------------------------------------------------------------------
 CHAT_SEARCH_K = env_int("CHAT_SEARCH_K", 8)

@@ -1,10 +1,16 @@
+import datetime as dt
 from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path
+from django.utils.dateparse import parse_date, parse_datetime
 
 from apps.chat.agent.tools import BUILTIN_TOOL_NAMES
 from apps.chat.agent.tools.webhooks import webhook_problems
+from apps.chat.metrics import agent_metrics_summary
 from apps.chat.models import AgentRun, Conversation, Message, WebhookTool
 
 
@@ -30,6 +36,33 @@ class AgentRunAdmin(admin.ModelAdmin[AgentRun]):
     list_filter = ["mode", "status"]
     raw_id_fields = ["owner", "conversation", "question", "answer"]
     readonly_fields = ["tool_calls", "metrics", "fallback_reason", "error", "started_at", "finished_at"]
+    change_list_template = "admin/chat/agentrun/change_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        metrics = path("metrics/", self.admin_site.admin_view(self.metrics_view), name="chat_agentrun_metrics")
+        return [metrics, *super().get_urls()]
+
+    def metrics_view(self, request: HttpRequest) -> HttpResponse:
+        """Agent metrics over every user's runs, optionally for one folder and since a date."""
+        folder_id = request.GET.get("folder_id", "")
+        since = parse_datetime(request.GET.get("since", "")) or _parse_day(request.GET.get("since", ""))
+        summary = agent_metrics_summary(
+            owner_id=None, folder_id=int(folder_id) if folder_id.isdigit() else None, since=since
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Agent metrics",
+            "opts": self.model._meta,
+            "summary": summary,
+            "folder_id": folder_id,
+            "since": request.GET.get("since", ""),
+        }
+        return TemplateResponse(request, "admin/chat/agentrun/metrics.html", context)
+
+
+def _parse_day(value: str) -> dt.datetime | None:
+    day = parse_date(value) if value else None
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC) if day else None
 
 
 class WebhookToolForm(forms.ModelForm[WebhookTool]):

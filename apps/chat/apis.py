@@ -15,6 +15,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.chat import selectors, services
+from apps.chat.events import STEP_DOC
 from apps.chat.models import Conversation, ConversationStatus
 from apps.chat.serializers import (
     MAX_MESSAGE_CHARS,
@@ -54,9 +55,7 @@ class FolderChatApi(APIView):
         request=ChatInputSerializer,
         responses={
             (202, "application/json"): ChatAcceptedOutputSerializer,
-            (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR, description="status, text_delta, message, done | error"
-            ),
+            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STEP_DOC),
             409: error_response("The conversation is archived."),
         },
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -16,6 +17,22 @@ EventCallback = Callable[[Event], None]
 # Word-by-word deltas would cost two Redis round trips each; batching them this long is invisible
 # to a reader and keeps a long answer to a few dozen events.
 TEXT_FLUSH_SECONDS = 0.05
+# Steps a person follows: each carries when it happened and a one-line account of it.
+STEP_EVENTS = frozenset({"status", "tool_call", "tool_result", "text_reset"})
+STEP_DOC = (
+    "Server-sent events, in order: `status` (phase), `tool_call`, `tool_result`, `text_delta` "
+    "(answer text as the model writes it), `text_reset` (text streamed so far belonged to a turn "
+    "that went on to call tools: discard it), `message` (the saved answer), then `done` or `error`. "
+    "Step events (status, tool_call, tool_result, text_reset) also carry `timestamp` (ISO 8601, UTC) "
+    "and `message`, a one-line human account of the step."
+)
+MESSAGE_VALUE_CHARS = 80
+_PHASES = {
+    "searching": "Searching the folder",
+    "generating": "Writing the answer",
+    "reading_file": "Reading documents",
+    "fallback": "Falling back to a single search and answer",
+}
 
 
 class RunEvents:
@@ -36,6 +53,12 @@ class RunEvents:
     def emit(self, type: str, data: dict[str, Any]) -> Event:
         if type != "text_delta":
             self.flush_text()
+        if type in STEP_EVENTS:
+            data = {
+                **data,
+                "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+                "message": data.get("message") or step_message(type, data),
+            }
         return self._publish(type, data)
 
     def status(self, phase: str, **data: Any) -> Event:
@@ -61,3 +84,28 @@ class RunEvents:
         if self._on_event is not None:
             self._on_event(event)
         return event
+
+
+def step_message(type: str, data: Mapping[str, Any]) -> str:
+    """One line a person can read for a step event, from the event's own data."""
+    if type == "tool_call":
+        return f"Calling {data.get('tool_name', 'a tool')}{_arguments(data.get('tool_input'))}"
+    if type == "tool_result":
+        outcome = "failed" if data.get("status") == "error" else "done"
+        return f"{data.get('tool_name', 'Tool')} {outcome}: {data.get('tool_output', '')}".strip().rstrip(":")
+    if type == "text_reset":
+        return "The model went on to use tools; the text so far was its reasoning, not the answer"
+    phase = str(data.get("phase", ""))
+    line = _PHASES.get(phase) or phase.replace("_", " ").capitalize() or "Working"
+    if data.get("reason"):
+        line += f" ({data['reason']})"
+    if data.get("iteration"):
+        line = f"Step {data['iteration']}: {line}"
+    return line
+
+
+def _arguments(value: Any) -> str:
+    if not isinstance(value, Mapping) or not value:
+        return ""
+    shown = ", ".join(f"{key}={str(item)[:MESSAGE_VALUE_CHARS]!r}" for key, item in list(value.items())[:3])
+    return f" ({shown})"

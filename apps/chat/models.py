@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from apps.core.models import TimestampedModel
-from apps.library.models import Folder
+from apps.library.models import File, Folder
 
 
 class ConversationKind(models.TextChoices):
@@ -113,3 +113,18 @@ class WebhookTool(TimestampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class DocumentSummary(TimestampedModel):
+    """A model-written summary of a whole file, computed on demand by `get_document_summary`.
+
+    Valid while the file's content key (`summaries.content_key`) is `content_key`: a changed file
+    gets a new summary on the next request, and the stale one is replaced.
+    """
+
+    file = models.OneToOneField(File, on_delete=models.CASCADE, related_name="+")
+    content_key = models.CharField(max_length=255)
+    model = models.CharField(max_length=255)
+    text = models.TextField()
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)

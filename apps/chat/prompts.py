@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,14 @@ def numbered_sources(hits: Iterable[SearchHit]) -> list[NumberedSource]:
         )
         for n, hit in enumerate(hits, start=1)
     ]
+
+
+def merged_sources(*, gathered: Sequence[NumberedSource], hits: Iterable[SearchHit]) -> list[NumberedSource]:
+    """What an agent gathered first, then the search's hits it did not have: each chunk once, numbered anew."""
+    merged: dict[int, NumberedSource] = {}
+    for source in [*gathered, *numbered_sources(hits)]:
+        merged.setdefault(source.chunk_id, source)
+    return [dataclasses.replace(source, n=n) for n, source in enumerate(merged.values(), start=1)]
 
 
 def standard_messages(

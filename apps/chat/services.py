@@ -24,6 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
 from apps.chat.events import EventCallback, RunEvents
 from apps.chat.messages import message_payload
@@ -136,12 +137,26 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
         result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
     except LLMError as exc:
         logger.warning("run %s: model failed: %r", run.pk, exc)
-        run_fail(run=run, events=events, message=_llm_error_message(exc), detail=repr(exc))
+        run_fail(
+            run=run,
+            events=events,
+            message=_llm_error_message(exc),
+            detail=repr(exc),
+            progress=progress_of(exc),
+            total_ms=_ms_since(started),
+        )
     except Exception as exc:
         logger.exception("run %s failed", run.pk)
-        run_fail(run=run, events=events, message="Something went wrong while answering.", detail=repr(exc))
+        run_fail(
+            run=run,
+            events=events,
+            message="Something went wrong while answering.",
+            detail=repr(exc),
+            progress=progress_of(exc),
+            total_ms=_ms_since(started),
+        )
     else:
-        run_complete(run=run, events=events, result=result, total_ms=round((time.perf_counter() - started) * 1000))
+        run_complete(run=run, events=events, result=result, total_ms=_ms_since(started))
     return run
 
 
@@ -205,11 +220,29 @@ def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_m
     return answer
 
 
-def run_fail(*, run: AgentRun, events: RunEvents, message: str, detail: str) -> None:
+def run_fail(
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    message: str,
+    detail: str,
+    progress: AgentProgress | None = None,
+    total_ms: int | None = None,
+) -> None:
+    """Mark the run failed; what an agent loop did before the failure (`progress`) is kept."""
     run.status = RunStatus.ERROR
     run.error = detail[:4000]
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    fields = ["status", "error", "finished_at", "updated_at"]
+    if progress is not None or total_ms is not None:
+        metrics = dict(progress.metrics) if progress is not None else {}
+        run.metrics = {**metrics, **({"total_ms": total_ms} if total_ms is not None else {})}
+        fields.append("metrics")
+    if progress is not None:
+        run.iterations = progress.iterations
+        run.tool_calls = list(progress.tool_calls)
+        fields += ["iterations", "tool_calls"]
+    run.save(update_fields=fields)
     events.emit("error", {"run_id": str(run.pk), "message": message})
 
 
@@ -287,6 +320,10 @@ def inbox_message_add(
     )
     Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=message.created_at)
     return message
+
+
+def _ms_since(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
 
 
 def _llm_error_message(exc: LLMError) -> str:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from django.conf import settings
 
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun
-from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, answer_citations, numbered_sources, standard_messages
+from apps.chat.prompts import (
+    STANDARD_SYSTEM_PROMPT,
+    NumberedSource,
+    answer_citations,
+    merged_sources,
+    standard_messages,
+)
 from apps.chat.selectors import conversation_history
 from apps.chat.types import RunResult
 from apps.llm.factory import get_llm
@@ -16,7 +23,8 @@ from apps.llm.types import TextDelta
 from apps.search.selectors import chunk_search
 
 
-def chat_run_standard(*, run: AgentRun, events: RunEvents) -> RunResult:
+def chat_run_standard(*, run: AgentRun, events: RunEvents, gathered: Sequence[NumberedSource] = ()) -> RunResult:
+    """`gathered`: passages an agent found before it fell back; they lead, the search adds to them."""
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
     question = str(run.question.content.get("text", ""))
@@ -29,7 +37,7 @@ def chat_run_standard(*, run: AgentRun, events: RunEvents) -> RunResult:
         query=question[: settings.SEARCH_MAX_QUERY_CHARS],
         k=settings.CHAT_SEARCH_K,
     )
-    sources = numbered_sources(hits)
+    sources = merged_sources(gathered=gathered, hits=hits)
     history = conversation_history(
         conversation_id=conversation.pk,
         before_message_id=run.question.pk,
@@ -60,6 +68,7 @@ def chat_run_standard(*, run: AgentRun, events: RunEvents) -> RunResult:
             "searches": 1,
             "llm_calls": 1,
             "sources": len(sources),
+            "gathered_sources": len(gathered),
             "history_turns": len(history),
             "search_ms": _ms(searched - started),
             "first_token_ms": _ms(first_text_at[0] - searched) if first_text_at else None,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.chat import apis, sse
+from apps.chat import apis, metrics_api, sse
 
 urlpatterns = [
     path("folders/<int:folder_id>/chat", apis.FolderChatApi.as_view(), name="folder-chat"),
@@ -13,4 +13,5 @@ urlpatterns = [
     ),
     path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),
+    path("metrics/agent", metrics_api.AgentMetricsApi.as_view(), name="agent-metrics"),
 ]

@@ -123,7 +123,13 @@ def event_stream_operations(result: dict[str, Any], generator: Any, request: Any
             description=(
                 "Every event of the run from the start, or after `Last-Event-ID`, then live until the "
                 "terminal `done` or `error` event. Each event's id is its position in the run's log, "
-                "so a client that reconnects with the last id it saw misses nothing."
+                "so a client that reconnects with the last id it saw misses nothing. Types: `status` "
+                "(phase), `tool_call`, `tool_result`, `text_delta` (answer text as the model writes it, "
+                "in agent mode too), `text_reset` (text streamed so far belonged to a turn that went on "
+                "to call tools: discard it), `message` (the saved answer), then `done` or `error`. Step "
+                "events (`status`, `tool_call`, `tool_result`, `text_reset`) carry `timestamp` (ISO 8601, "
+                "UTC) and `message`, a one-line human account of the step, e.g. "
+                "`Calling search_folder (query='w2 wages')`."
             ),
             tag="runs",
             id_parameter={

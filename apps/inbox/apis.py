@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from apps.chat.events import STEP_DOC
 from apps.chat.models import AgentRun, Conversation, ConversationStatus
 from apps.chat.serializers import MAX_MESSAGE_CHARS, events_url
 from apps.chat.services import conversation_archive, run_enqueue
@@ -140,9 +141,7 @@ class InboxMessageCreateApi(APIView):
         request=MessageInputSerializer,
         responses={
             (202, "application/json"): InboxRunAcceptedOutputSerializer,
-            (200, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR, description="tool_call, tool_result, text_delta, message, done"
-            ),
+            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STEP_DOC),
             409: error_response("The conversation is archived."),
         },
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from apps.llm.extractive import NOTHING_RELEVANT, ExtractiveProvider
@@ -44,6 +44,7 @@ class _Planner:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         calls = self._plan(messages)
         return LLMResponse(text="", tool_calls=tuple(calls), stop_reason=StopReason.TOOL_USE, model=self.model)

@@ -34,6 +34,16 @@ SAVE_CONFIDENCE = 0.9
 # Pasted content is long and asks nothing (seed 002: "long text without question marks").
 SAVE_MIN_CHARS = 280
 ROUTER_MAX_TOKENS = 100
+# Asked of the provider as JSON mode / structured output; `parse_router_output` still validates.
+ROUTER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "intent": {"type": "string", "enum": [intent.value for intent in Intent]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "params": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+    "required": ["intent", "confidence"],
+}
 MAX_PARAMS = 8
 MAX_PARAM_CHARS = 300
 CONTEXT_CHARS = 200
@@ -125,6 +135,7 @@ def _classify(*, text: str, pending: str | None, context: Sequence[str], llm: LL
             system=ROUTER_SYSTEM_PROMPT,
             max_tokens=ROUTER_MAX_TOKENS,
             temperature=0.0,
+            json_schema=ROUTER_SCHEMA,
         )
     except LLMError as exc:
         logger.warning("router model failed, classifying offline: %r", exc)

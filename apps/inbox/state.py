@@ -9,7 +9,7 @@ with the reply, so the loop finishes without another (paid) model call.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +110,7 @@ class ReplyEndsLoop:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         with self.state.lock:
             reply, handoff = self.state.reply, self.state.handoff
@@ -121,6 +122,7 @@ class ReplyEndsLoop:
                 max_tokens=max_tokens,
                 temperature=temperature,
                 on_text=on_text,
+                json_schema=json_schema,
             )
             # The model that actually answered (a server may name it differently from the setting).
             self.model = response.model or self.model

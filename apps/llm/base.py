@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from apps.llm.types import LLMResponse, Message, TextCallback, TextDelta, ToolSpec
 
@@ -30,8 +30,14 @@ class LLMProvider(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
-        """One model turn. With `on_text` the provider streams and calls it for each text delta."""
+        """One model turn. With `on_text` the provider streams and calls it for each text delta.
+
+        `json_schema`: the answer is one JSON object (as the response's text) matching this schema,
+        through the provider's JSON mode or structured output where it has one; a caller still
+        validates it, since a compatible server may ignore the request.
+        """
         ...
 
 

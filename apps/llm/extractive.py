@@ -9,7 +9,9 @@ max_tokens and temperature mean nothing here and are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from apps.llm.base import stream_text
 from apps.llm.extractive_agent import gathered_sources, next_calls, read_turn
@@ -33,6 +35,7 @@ class ExtractiveProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         turn = read_turn(messages)
         input_tokens = _approx_tokens(system or "", *(message.content for message in messages))
@@ -47,7 +50,16 @@ class ExtractiveProvider:
             )
         sources = gathered_sources(turn)
         picks = pick_sentences(
-            question=turn.question, passages=[Passage(n=source.n, text=source.text) for source in sources]
+            question=turn.question,
+            passages=[
+                Passage(
+                    n=source.n,
+                    text=source.text,
+                    heading=f"{_title(source.file_name)} {source.location}",
+                    item=source.path or source.file_name,
+                )
+                for source in sources
+            ],
         )
         text = " ".join(cite(pick) for pick in picks) if picks else NOTHING_RELEVANT
         if on_text is not None:
@@ -70,6 +82,11 @@ def rewrite_query_offline(*, original_query: str, feedback: str) -> str:
     words = [word.strip("?!.,;:\"'()") for word in original_query.split()]
     kept = [word for word in words if word and terms(word)]
     return " ".join(dict.fromkeys(kept)) or original_query.strip()
+
+
+def _title(file_name: str) -> str:
+    """A file name as words: "Q3-2024_report.md" -> "Q3 2024 report"."""
+    return re.sub(r"[-_.]+", " ", file_name.rsplit(".", 1)[0])
 
 
 def _approx_tokens(*texts: str) -> int:

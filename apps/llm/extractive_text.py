@@ -2,6 +2,12 @@
 
 Term overlap weighted by IDF over the passages at hand, with stopwords dropped and a light stemmer so
 "boils" meets "boiling". Deterministic: ties fall back to passage order, then sentence order.
+
+Answers come from content, never from headings: a heading (a markdown `#` line, or a short line with
+no closing punctuation that starts a paragraph) is not a candidate, but its terms, like those of the
+passage's heading path and file name, count for every sentence under it, at half weight. So "the Q3
+report" finds "revenue reached 4.2 million" under "# Q3 2024 Report". A comparison takes the best
+content sentence of each compared file.
 """
 
 from __future__ import annotations
@@ -42,10 +48,32 @@ _ABBREVIATION_TEXT = """
 _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
 
 
+# Inherited (heading, file name) terms count this much of a term the sentence itself contains.
+INHERITED_WEIGHT = 0.5
+# Figures are what a comparison compares: of a compared file's sentences, one with a figure wins.
+COMPARISON_FIGURE_BONUS = 0.5
+HEADING_MAX_WORDS = 12
+_FIGURE = re.compile(
+    r"\d|\b(?:hundred|thousand|million|billion|percent|half|quarter|one|two|three|four|five|six|seven|eight|"
+    r"nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(r"\b(?:compar\w*|versus|vs\.?|differ\w*|between)\b", re.IGNORECASE)
+_MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
 @dataclass(frozen=True)
 class Passage:
     n: int
     text: str
+    heading: str = ""  # the passage's heading path and file name: context every sentence inherits
+    item: str = ""  # what the passage belongs to (a file path): comparisons answer from each
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    inherited: frozenset[str]  # terms of the headings above it
 
 
 @dataclass(frozen=True)
@@ -83,6 +111,31 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def content_sentences(passage: Passage) -> list[_Sentence]:
+    """The passage's sentences that are content, each with the terms of the headings above it."""
+    base = frozenset(terms(passage.heading))
+    path: list[str] = []
+    sentences: list[_Sentence] = []
+    for paragraph in re.split(r"\n\s*\n", passage.text):
+        lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
+        while lines and _is_heading(lines[0], alone=len(lines) == 1):
+            marker = _MARKDOWN_HEADING.match(lines[0])
+            level = len(marker.group(1)) if marker else max(1, len(path))
+            path = [*path[: level - 1], marker.group(2) if marker else lines[0]]
+            lines = lines[1:]
+        inherited = base | frozenset(terms(" ".join(path)))
+        sentences.extend(_Sentence(sentence, inherited) for sentence in split_sentences("\n".join(lines)))
+    return sentences
+
+
+def _is_heading(line: str, *, alone: bool) -> bool:
+    if _MARKDOWN_HEADING.match(line):
+        return True
+    # A title line: short, not a sentence, and a paragraph of its own (or the first line of one).
+    words = line.split()
+    return alone and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
+
+
 def pick_sentences(*, question: str, passages: Sequence[Passage]) -> list[Pick]:
     """Up to four sentences answering `question`, best first; empty when nothing is relevant.
 
@@ -95,26 +148,34 @@ def pick_sentences(*, question: str, passages: Sequence[Passage]) -> list[Pick]:
     question_terms = set(terms(question))
     if not question_terms or not passages:
         return []
-    passage_terms = [set(terms(passage.text)) for passage in passages]
+    comparison = bool(_COMPARISON.search(question))
+    sections = [content_sentences(passage) for passage in passages]
+    passage_terms = [set(terms(passage.text)) | set(terms(passage.heading)) for passage in passages]
     idf = {term: _idf(term, passage_terms) for term in question_terms}
-    scored: list[tuple[tuple[float, int, int], bool, Pick]] = []
+    scored: list[tuple[tuple[float, int, int], bool, str, Pick]] = []
     seen: set[str] = set()
-    for order, (passage, found) in enumerate(zip(passages, passage_terms, strict=True)):
+    for order, (passage, found, sentences) in enumerate(zip(passages, passage_terms, sections, strict=True)):
         relevant = _covers(question_terms, found)
-        for position, sentence in enumerate(split_sentences(passage.text)):
-            matched = frozenset(question_terms & set(terms(sentence)))
-            if not matched or sentence.lower() in seen:
+        for position, sentence in enumerate(sentences):
+            own = frozenset(question_terms & set(terms(sentence.text)))
+            inherited = frozenset(question_terms & sentence.inherited) - own
+            if not (own or inherited) or sentence.text.lower() in seen:
                 continue
-            seen.add(sentence.lower())
-            score = sum(idf[term] for term in matched)
-            scored.append(((-score, order, position), relevant, Pick(passage.n, sentence, score, matched)))
-    ranked = [(relevant, pick) for _, relevant, pick in sorted(scored, key=lambda item: item[0])]
-    lead = next((pick for relevant, pick in ranked if relevant), None)
+            seen.add(sentence.text.lower())
+            score = sum(idf[term] for term in own) + INHERITED_WEIGHT * sum(idf[term] for term in inherited)
+            if comparison and _FIGURE.search(sentence.text):
+                score += COMPARISON_FIGURE_BONUS
+            pick = Pick(passage.n, sentence.text, score, own | inherited)
+            scored.append(((-score, order, position), relevant, passage.item or str(passage.n), pick))
+    ranked = [(relevant, item, pick) for _, relevant, item, pick in sorted(scored, key=lambda entry: entry[0])]
+    lead = next((pick for relevant, _, pick in ranked if relevant), None)
     if lead is None:
         return []
+    if comparison:
+        return _one_per_item(ranked)
     picks = [lead]
     covered = set(lead.matched)
-    for relevant, pick in ranked:
+    for relevant, _, pick in ranked:
         if len(picks) == MAX_SENTENCES:
             break
         close = relevant and (len(picks) < MIN_SENTENCES or pick.score >= RELATIVE_CUTOFF * lead.score)
@@ -122,6 +183,15 @@ def pick_sentences(*, question: str, passages: Sequence[Passage]) -> list[Pick]:
             picks.append(pick)
             covered |= pick.matched
     return picks
+
+
+def _one_per_item(ranked: Sequence[tuple[bool, str, Pick]]) -> list[Pick]:
+    """The best content sentence of each relevant item (file), best item first."""
+    best: dict[str, Pick] = {}
+    for relevant, item, pick in ranked:
+        if relevant and item not in best:
+            best[item] = pick
+    return list(best.values())[:MAX_SENTENCES]
 
 
 def cite(pick: Pick) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from openai.types import CompletionUsage
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionMessageParam,
     ChatCompletionToolParam,
 )
@@ -57,6 +59,7 @@ class OpenAIProvider:
         retry_policy: RetryPolicy | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
+        structured_outputs: bool | None = None,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
@@ -65,6 +68,8 @@ class OpenAIProvider:
         # OpenAI itself wants `max_completion_tokens` (reasoning models reject `max_tokens`), while
         # compatible servers reached through a base URL reliably understand only `max_tokens`.
         self._max_tokens_key = "max_tokens" if base_url else "max_completion_tokens"
+        # JSON-schema structured outputs on OpenAI itself; compatible servers reliably know only JSON mode.
+        self._structured_outputs = not base_url if structured_outputs is None else structured_outputs
         # max_retries=0: call_with_retry is the single place that retries, with our backoff.
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
 
@@ -77,6 +82,7 @@ class OpenAIProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         request: dict[str, Any] = {
             "model": self.model,
@@ -86,6 +92,8 @@ class OpenAIProvider:
         }
         if tools:
             request["tools"] = [to_openai_tool(tool) for tool in tools]
+        if json_schema is not None:
+            request["response_format"] = self._json_format(json_schema)
         guard = StreamGuard(on_text)
 
         def attempt() -> LLMResponse:
@@ -100,6 +108,11 @@ class OpenAIProvider:
                 raise guard.seal(map_openai_error(exc)) from exc
 
         return call_with_retry(attempt, policy=self.retry_policy)
+
+    def _json_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        if not self._structured_outputs:
+            return {"type": "json_object"}
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
 
 
 def to_openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:
@@ -122,6 +135,13 @@ def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
     if message.role is Role.SYSTEM:
         return {"role": "system", "content": message.content}
     if message.role is Role.USER:
+        if message.images:
+            parts: list[ChatCompletionContentPartParam] = [
+                {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{_b64(image.data)}"}}
+                for image in message.images
+            ]
+            parts.append({"type": "text", "text": message.content})
+            return {"role": "user", "content": parts}
         return {"role": "user", "content": message.content}
     if message.role is Role.TOOL:
         # Chat Completions has no error flag on tool results; say it in the content instead.
@@ -141,6 +161,10 @@ def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
             for call in message.tool_calls
         ],
     }
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def from_openai_completion(completion: ChatCompletion) -> LLMResponse:
@@ -169,20 +193,26 @@ class _PartialToolCall:
 
 
 def accumulate_openai_stream(chunks: Iterable[ChatCompletionChunk], *, on_text: TextCallback) -> LLMResponse:
+    """Text deltas go to `on_text` as they arrive, until the turn's first tool-call delta: text
+    after it belongs to a tool-call turn (kept in `text` as its reasoning), not to an answer."""
     text: list[str] = []
     partial_calls: dict[int, _PartialToolCall] = {}
     finish_reason: str | None = None
     usage = Usage()
     model = ""
+    tools_started = False
     for chunk in chunks:
         model = chunk.model or model
         if chunk.usage is not None:  # the include_usage chunk, which has no choices
             usage = _usage(chunk.usage)
         for choice in chunk.choices[:1]:
             finish_reason = choice.finish_reason or finish_reason
+            if choice.delta.tool_calls:
+                tools_started = True
             if choice.delta.content:
                 text.append(choice.delta.content)
-                on_text(TextDelta(text=choice.delta.content))
+                if not tools_started:
+                    on_text(TextDelta(text=choice.delta.content))
             # Tool calls arrive in pieces keyed by index: id and name first, then argument fragments.
             for delta in choice.delta.tool_calls or ():
                 partial = partial_calls.setdefault(delta.index, _PartialToolCall())

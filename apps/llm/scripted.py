@@ -55,6 +55,7 @@ class ScriptedProvider:
         max_tokens: int | None = None,
         temperature: float | None = None,
         on_text: TextCallback | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         request = LLMRequest(
             messages=tuple(messages),
@@ -63,6 +64,7 @@ class ScriptedProvider:
             max_tokens=max_tokens,
             temperature=temperature,
             stream=on_text is not None,
+            json_schema=json_schema,
         )
         with self._lock:
             self.requests.append(request)
@@ -72,7 +74,8 @@ class ScriptedProvider:
         if isinstance(step, BaseException):
             raise step
         response = step if isinstance(step, LLMResponse) else step(request)
-        if on_text is not None and response.text:
+        # Like a provider whose tool calls come first: a tool-call turn's text is never streamed.
+        if on_text is not None and response.text and not response.tool_calls:
             stream_text(response.text, on_text)
         return response if response.model else replace(response, model=self.model)
 

@@ -40,17 +40,28 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image sent to a vision model with a user message: its bytes and media type (image/png)."""
+
+    media_type: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class Message:
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False
+    images: tuple[ImagePart, ...] = ()
 
     def __post_init__(self) -> None:
         # Both vendors reject these shapes; failing here points at the caller, not at a 400.
         if self.tool_calls and self.role is not Role.ASSISTANT:
             raise ValueError("only assistant messages carry tool calls")
+        if self.images and self.role is not Role.USER:
+            raise ValueError("only user messages carry images")
         if (self.role is Role.TOOL) != (self.tool_call_id is not None):
             raise ValueError("tool messages, and only they, need a tool_call_id")
 
@@ -135,3 +146,4 @@ class LLMRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     stream: bool = False
+    json_schema: Mapping[str, Any] | None = None

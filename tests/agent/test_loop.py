@@ -102,7 +102,7 @@ def test_the_model_gets_tools_and_results_paired_with_its_call_ids(library, scri
 
     first, second = scripted.requests
     assert first.system.startswith(AGENT_SYSTEM_PROMPT) and "at most 6 rounds" in first.system
-    assert "search_folder" in {tool.name for tool in first.tools} and len(first.tools) == 9
+    assert "search_folder" in {tool.name for tool in first.tools} and len(first.tools) == 12
     assert [m.role for m in first.messages] == [Role.USER] and first.messages[0].content.endswith(QUESTION)
     assistant, result = second.messages[-2:]
     assert assistant.role is Role.ASSISTANT and assistant.tool_calls[0].name == "search_folder"
@@ -226,7 +226,15 @@ def test_iteration_cap_forces_an_answer_from_what_was_gathered_and_says_so(libra
     assert run.iterations == 2 and len(run.tool_calls) == 2
     assert run.metrics["finish"] == "iteration_limit" and run.metrics["forced_final_answer"] is True
     generating = [e.data for e in events if e.type == "status" and e.data["phase"] == "generating"]
-    assert generating == [{"phase": "generating", "iteration": 2, "forced": True, "reason": "iteration_limit"}]
+    assert [{key: value for key, value in data.items() if key != "timestamp"} for data in generating] == [
+        {
+            "phase": "generating",
+            "iteration": 2,
+            "forced": True,
+            "reason": "iteration_limit",
+            "message": "Step 2: Writing the answer (iteration_limit)",
+        }
+    ]
 
 
 def test_an_empty_answer_is_replaced_by_a_forced_one(library, scripted):
@@ -262,7 +270,8 @@ def test_total_timeout_falls_back_to_standard_mode(library, scripted, settings):
     assert run.status == RunStatus.COMPLETED and run.fallback_reason == "total timeout of 0.6 s reached"
     assert answer_message(run).content["text"] == "Standard mode says 12,300 dollars [1]."
     assert answer_message(run).metadata["fallback_reason"] == run.fallback_reason
-    assert {"phase": "fallback", "reason": run.fallback_reason} in [e.data for e in events]
+    fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
+    assert fallback["reason"] == run.fallback_reason and fallback["message"].startswith("Falling back")
     assert run.metrics["fallback_used"] is True and run.metrics["agent"]["finish"] == "fallback"
     assert run.iterations == 2 and [c["name"] for c in run.tool_calls] == ["search_folder"]
     assert scripted.requests[-1].tools == ()  # the standard-mode request
@@ -385,7 +394,7 @@ def test_standard_mode_is_unchanged_by_agent_mode(library, scripted, monkeypatch
                 {
                     k: v
                     for k, v in e.data.items()
-                    if k not in {"run_id", "message_id", "id", "created_at", "conversation_id"}
+                    if k not in {"run_id", "message_id", "id", "created_at", "conversation_id", "timestamp"}
                 },
             )
             for e in events

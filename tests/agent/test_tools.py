@@ -49,6 +49,9 @@ def test_every_tool_offers_a_valid_json_schema_for_an_object():
             "list_recent_files",
             "get_file_metadata",
             "get_stats",
+            "rerank_documents",
+            "get_document_summary",
+            "describe_image",
         }
     )
     for spec in specs:

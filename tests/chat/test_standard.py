@@ -187,7 +187,8 @@ def test_a_mode_without_its_runner_falls_back_to_standard(library, scripted, mon
     assert run.mode == "agent" and run.status == RunStatus.COMPLETED
     assert run.fallback_reason == "agent mode not available"
     assert Message.objects.get(pk=run.answer_id).metadata["fallback_reason"] == "agent mode not available"
-    assert {"phase": "fallback", "reason": "agent mode not available"} in [e.data for e in events]
+    fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
+    assert fallback["reason"] == "agent mode not available" and fallback["timestamp"]
 
 
 def test_a_finished_run_is_not_executed_again(library, scripted):

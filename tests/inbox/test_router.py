@@ -10,16 +10,18 @@ import pytest
 from apps.inbox.router import (
     MIN_CONFIDENCE,
     ROUTER_MAX_TOKENS,
+    ROUTER_SCHEMA,
     ROUTER_SYSTEM_PROMPT,
     Method,
     parse_router_output,
     route_message,
 )
+from apps.llm.anthropic_provider import JSON_TOOL
 from apps.llm.base import LLMUnavailableError
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.extractive_router import Intent
 from apps.llm.scripted import ScriptedProvider, text_response
-from tests.support.llm_wire_stub import OPENAI_PATH
+from tests.support.llm_wire_stub import OPENAI_PATH, StubToolCall
 
 PENDING = "move inbox/W2_2024.pdf to taxes/ (92% sure)"
 PASTED = (
@@ -235,6 +237,28 @@ def test_the_router_through_the_real_sdks(sdk, wire_stub):
     system = body["messages"][0]["content"] if sent.path == OPENAI_PATH else str(body["system"])
     assert ROUTER_SYSTEM_PROMPT in system
     assert "file the W-2 under taxes please" in json.dumps(body["messages"][-1])
+    # The provider's own JSON mechanism: JSON mode on an OpenAI-compatible server, a forced tool on Anthropic.
+    if sent.path == OPENAI_PATH:
+        assert body["response_format"] == {"type": "json_object"}
+    else:
+        assert body["tool_choice"]["type"] == "tool" and body["tools"][0]["input_schema"] == ROUTER_SCHEMA
+
+
+def test_the_router_reads_anthropics_structured_answer(settings, wire_stub):
+    for name, value in wire_stub.settings_for("anthropic").items():
+        setattr(settings, name, value)
+    wire_stub.reply_tool_calls(
+        StubToolCall("toolu_1", JSON_TOOL, {"intent": "query", "confidence": 0.8, "params": {"search_query": "W-2"}})
+    )
+
+    route = route_message(text="where is my W-2?")
+
+    assert (route.intent, route.confidence, route.params, route.method) == (
+        Intent.QUERY,
+        0.8,
+        {"search_query": "W-2"},
+        Method.MODEL,
+    )
 
 
 def test_a_wire_failure_still_routes(sdk, wire_stub):

@@ -39,7 +39,8 @@ def test_request_carries_model_tools_auth_and_top_level_system(llm_wire_stub: LL
     assert body["model"] == "claude-test"
     assert body["max_tokens"] == 300
     # System text is a parameter, never a turn: the parameter and system messages are joined.
-    assert body["system"] == "You answer from files.\n\nBe brief."
+    cache = {"type": "ephemeral"}  # prompt caching: the same system prompt and tools every agent turn
+    assert body["system"] == [{"type": "text", "text": "You answer from files.\n\nBe brief.", "cache_control": cache}]
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is my W-2?"}]}]
     assert body["tools"] == [
         {
@@ -50,6 +51,7 @@ def test_request_carries_model_tools_auth_and_top_level_system(llm_wire_stub: LL
                 "properties": {"query": {"type": "string"}},
                 "required": ["query"],
             },
+            "cache_control": cache,
         }
     ]
 

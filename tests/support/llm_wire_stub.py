@@ -8,6 +8,7 @@ order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -38,6 +39,11 @@ class StubReply:
     output_tokens: int = 9
     model: str = "stub-model"
     delay: float = 0.0  # seconds before answering, to trip client timeouts
+    # Streaming as a real model generates: the wait before the first content chunk (after the
+    # headers), and between chunks (50 tokens/s is 0.02).
+    first_chunk_delay: float = 0.0
+    chunk_delay: float = 0.0
+    trailing_text: str = ""  # streamed after the tool calls (some compatible servers interleave)
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class LLMWireStub:
     def __init__(self, *, host: str = "127.0.0.1") -> None:
         self.host = host
         self.requests: list[RecordedRequest] = []
+        self.text_sent: list[float] = []  # monotonic times at which text chunks were written
         self._steps: deque[StubStep] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -179,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 time.sleep(step.delay)
                 if body.get("stream"):
-                    self._sse(api.stream(step, body))
+                    self._sse(_paced(api.stream(step, body), step, self.wire_stub.text_sent))
                 else:
                     self._json(200, api.complete(step))
         except (BrokenPipeError, ConnectionResetError):
@@ -205,6 +212,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(event.encode())
             self.wfile.flush()
         self.close_connection = True
+
+
+def _paced(events: Iterator[str], reply: StubReply, text_sent: list[float]) -> Iterator[str]:
+    """The events with the reply's generation delays: the opening event at once, like a server
+    that sends its headers and first frame before the model's first token. Records when each
+    text chunk went out (`time.monotonic()`), to measure how long it takes to reach a client."""
+    for index, event in enumerate(events):
+        if index == 1:
+            time.sleep(reply.first_chunk_delay)
+        elif index > 1:
+            time.sleep(reply.chunk_delay)
+        yield event
+        if _TEXT_EVENT.search(event):
+            text_sent.append(time.monotonic())
+
+
+# An OpenAI chunk with non-empty content, or an Anthropic text delta.
+_TEXT_EVENT = re.compile(r'"content": "[^"]|"type": "text_delta"')
 
 
 def _error_type(status: int) -> str:
@@ -265,6 +290,8 @@ class _OpenAIFormat:
             yield self._chunk(reply, {"tool_calls": [opening]})
             for fragment in _json_fragments(call.arguments):
                 yield self._chunk(reply, {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+        if reply.trailing_text:
+            yield self._chunk(reply, {"content": reply.trailing_text})
         yield self._chunk(reply, {}, finish_reason=self._finish(reply))
         if (body.get("stream_options") or {}).get("include_usage"):
             yield self._data(
@@ -355,6 +382,8 @@ class _AnthropicFormat:
                 )
             yield self._event("content_block_stop", {"index": index})
             index += 1
+        if reply.trailing_text:
+            yield from self._text_block(index, (reply.trailing_text,))
         yield self._event(
             "message_delta",
             {

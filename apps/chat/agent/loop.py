@@ -1,11 +1,16 @@
 """The bounded research loop: the model calls tools until it answers, and can never run away.
 
-Each turn the provider sees the tools; the calls it makes run concurrently, each in its own
-thread with the per-tool timeout, and their results go back paired to the call ids. Limits:
+Each turn the provider sees the tools and streams: text deltas go to the client as they arrive
+(`text_delta`), since any turn may turn out to be the answer. Providers stop forwarding text once a
+tool call starts; text that came before it (a preamble) is retracted with `text_reset` and kept as
+the call's reasoning. The calls a turn makes run concurrently, each in its own thread with the
+per-tool timeout, and their results go back paired to the call ids, the last with the research
+trace so far, so whichever turn answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
 and the answer says so), a total timeout, a per-tool timeout. When the provider fails, the loop
 breaks or the total timeout passes, `AgentFallbackError` tells the caller to answer another way
-(standard mode), unless answer text already streamed: then the error itself propagates.
+(standard mode) and hands it the passages gathered so far, unless answer text already streamed:
+then the error itself propagates.
 
 Model calls also run in a worker thread, so the total timeout holds even while a provider hangs.
 """
@@ -21,14 +26,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FuturesTimeoutError
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from typing import Any
 
-from django.conf import settings
 from django.db import connections
 
 from apps.chat.agent.context import AgentContext, TraceEntry
+from apps.chat.agent.outcome import (
+    AgentFallbackError,
+    AgentLimits,
+    AgentOutcome,
+    AgentProgress,
+    Finish,
+    progress_attach,
+)
 from apps.chat.agent.prompts import (
     AGENT_SYSTEM_PROMPT,
     FINAL_ANSWER_SYSTEM_PROMPT,
@@ -39,7 +50,6 @@ from apps.chat.agent.prompts import (
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolOutput, ToolRegistry
 from apps.chat.events import RunEvents
 from apps.chat.prompts import HistoryTurn, standard_messages
-from apps.chat.types import Citation
 from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
 from apps.llm.factory import get_llm
 from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, Usage
@@ -49,57 +59,6 @@ logger = logging.getLogger(__name__)
 INPUT_VALUE_CHARS = 300
 SUMMARY_CHARS = 200
 REASONING_CHARS = 500
-
-
-class Finish(StrEnum):
-    ANSWERED = "answered"  # the model stopped calling tools and answered
-    ITERATION_LIMIT = "iteration_limit"  # answer forced after the last allowed turn
-    EMPTY_ANSWER = "empty_answer"  # the model stopped with no text; answer forced
-
-
-@dataclass(frozen=True)
-class AgentLimits:
-    max_iterations: int = 6
-    total_timeout_seconds: float = 60.0
-    tool_timeout_seconds: float = 15.0
-    context_max_tokens: int = 8000
-    max_calls_per_turn: int = 8
-
-    @classmethod
-    def from_settings(cls) -> AgentLimits:
-        return cls(
-            max_iterations=settings.AGENT_MAX_ITERATIONS,
-            total_timeout_seconds=settings.AGENT_TOTAL_TIMEOUT_SECONDS,
-            tool_timeout_seconds=settings.AGENT_TOOL_TIMEOUT_SECONDS,
-            context_max_tokens=settings.AGENT_CONTEXT_MAX_TOKENS,
-        )
-
-
-@dataclass(frozen=True)
-class AgentProgress:
-    """What a loop did, answered or not: stored on the run either way."""
-
-    iterations: int
-    tool_calls: tuple[dict[str, Any], ...]
-    metrics: dict[str, Any]
-    usage: Usage
-
-
-@dataclass(frozen=True)
-class AgentOutcome:
-    text: str
-    citations: tuple[Citation, ...]
-    model: str
-    finish: Finish
-    progress: AgentProgress
-    context: AgentContext
-
-
-class AgentFallbackError(Exception):
-    def __init__(self, reason: str, *, progress: AgentProgress) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.progress = progress
 
 
 def agent_loop_run(
@@ -167,6 +126,10 @@ class _AgentLoop:
         self.text_emitted = False
         self._text_open = True
         self._text_lock = threading.Lock()
+        self._turn_streamed = False  # whether the current turn's text reached the events
+        self._lead = ""  # the turn's leading whitespace, held until text follows it
+        self._announce_turn = True  # a turn's first delta says "generating" (the forced answer did already)
+        self.text_resets = 0
 
     def run(self) -> AgentOutcome:
         try:
@@ -175,10 +138,12 @@ class _AgentLoop:
             raise
         except LLMError as exc:
             if self.text_emitted:
+                progress_attach(exc, self._progress(finish=None))
                 raise
             raise self._fallback(f"model error: {exc}") from exc
         except Exception as exc:  # whatever broke, the question still gets an answer
             if self.text_emitted:
+                progress_attach(exc, self._progress(finish=None))
                 raise
             logger.exception("agent loop failed")
             raise self._fallback(f"agent loop failed: {type(exc).__name__}: {exc}") from exc
@@ -188,11 +153,13 @@ class _AgentLoop:
         specs = self.tools.specs()
         while self.iterations < self.limits.max_iterations:
             self.iterations += 1
-            response = self._complete(messages=messages, tools=specs, system=self.system_prompt)
+            response = self._complete(messages=messages, tools=specs, system=self.system_prompt, stream=True)
             if not response.tool_calls:
                 if not response.text.strip():
+                    self._retract_turn_text()
                     return self._forced_answer(Finish.EMPTY_ANSWER)
                 return self._answer(response.text)
+            self._retract_turn_text()
             messages.append(response.as_message())
             messages.extend(self._run_tools(response.tool_calls, reasoning=response.text))
         return self._forced_answer(Finish.ITERATION_LIMIT)
@@ -204,6 +171,8 @@ class _AgentLoop:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()
+        with self._text_lock:
+            self._turn_streamed, self._lead = False, ""
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
         future = pool.submit(
             self.llm.complete,
@@ -226,15 +195,32 @@ class _AgentLoop:
 
     def _on_text(self, delta: TextDelta) -> None:
         with self._text_lock:
-            if self._text_open:
-                self.text_emitted = True
-                self.events.text(delta)
+            if not self._text_open:
+                return
+            if not self._turn_streamed:
+                if not delta.text.strip():  # leading blanks announce nothing yet; an empty turn is no answer
+                    self._lead += delta.text
+                    return
+                if self._announce_turn:
+                    self.events.status("generating", iteration=self.iterations)
+                delta, self._lead = TextDelta(text=self._lead + delta.text), ""
+            self._turn_streamed = True
+            self.text_emitted = True
+            self.events.text(delta)
+
+    def _retract_turn_text(self) -> None:
+        """The turn's streamed text was no answer (it ended in tool calls, or in nothing)."""
+        with self._text_lock:
+            if not self._turn_streamed:
+                return
+            self._turn_streamed = False
+            self.text_emitted = False
+            self.text_resets += 1
+            self.events.emit("text_reset", {"iteration": self.iterations})
 
     def _answer(self, text: str) -> AgentOutcome:
-        # Text of a turn may turn out to come with tool calls, so turns are not streamed live:
-        # the answer is known to be one only once its turn is complete.
-        self.events.status("generating", iteration=self.iterations)
-        stream_text(text, self._on_text)
+        if not self._turn_streamed:  # a provider that does not stream (offline planners)
+            stream_text(text, self._on_text)
         self.events.flush_text()
         return self._outcome(text, Finish.ANSWERED)
 
@@ -245,6 +231,7 @@ class _AgentLoop:
         request that declares no tools, and the context is the deduplicated, budgeted view anyway.
         """
         self.events.status("generating", iteration=self.iterations, forced=True, reason=finish.value)
+        self._announce_turn = False
         messages = standard_messages(history=self.history, question=self.question, sources=[])
         stopped = (
             f"limit of {self.limits.max_iterations} tool rounds reached"
@@ -288,7 +275,7 @@ class _AgentLoop:
 
         runnable = calls[: self.limits.max_calls_per_turn]
         budget = min(self.limits.tool_timeout_seconds, remaining)
-        context = replace(self.tool_context, deadline=time.monotonic() + budget)
+        context = replace(self.tool_context, deadline=time.monotonic() + budget, passages=tuple(self.context.passages))
         pool = ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="agent-tool")
         try:
             futures = [pool.submit(_execute, self.tools, call, context) for call in runnable]
@@ -297,7 +284,9 @@ class _AgentLoop:
             # A tool still running past its timeout is left to finish on its own; nobody waits.
             pool.shutdown(wait=False, cancel_futures=True)
         return [
-            self._tool_result(call, *self._output(call, futures, index, budget), iteration=iteration)
+            self._tool_result(
+                call, *self._output(call, futures, index, budget), iteration=iteration, last=index == len(calls) - 1
+            )
             for index, call in enumerate(calls)
         ]
 
@@ -311,7 +300,9 @@ class _AgentLoop:
             return futures[index].result()
         return ToolOutput.error(f"{call.name} timed out after {budget:g} s"), round(budget * 1000)
 
-    def _tool_result(self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int) -> Message:
+    def _tool_result(
+        self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int, last: bool
+    ) -> Message:
         payload, stats = self.context.render(output.data)
         if stats.omitted:
             payload["context_full"] = (
@@ -321,6 +312,9 @@ class _AgentLoop:
             self.context.record(
                 TraceEntry(iteration=iteration, tool=call.name, attempt=output.trace, hits=stats.hits, new=stats.new)
             )
+        if last and self.context.trace and isinstance(payload, dict):
+            # The turn after these results may be the answer: it sees what was tried, not only what was found.
+            payload["research_trace"] = [entry.line() for entry in self.context.trace]
         if output.usage is not None:
             self.llm_calls += 1
             self.usage += output.usage
@@ -367,7 +361,12 @@ class _AgentLoop:
         return self._fallback(f"total timeout of {limit:g} s reached")
 
     def _fallback(self, reason: str) -> AgentFallbackError:
-        return AgentFallbackError(reason, progress=self._progress(finish=None))
+        return AgentFallbackError(
+            reason,
+            progress=self._progress(finish=None),
+            passages=self.context.passages,
+            trace=self.context.trace_text(),
+        )
 
     def _outcome(self, text: str, finish: Finish) -> AgentOutcome:
         return AgentOutcome(
@@ -395,6 +394,8 @@ class _AgentLoop:
             "finish": finish.value if finish else "fallback",
             "forced_final_answer": finish is not None and finish is not Finish.ANSWERED,
             "fallback_used": finish is None,
+            "text_resets": self.text_resets,
+            "tool_usage": dict(Counter(record["name"] for record in self.records)),
         }
         return AgentProgress(
             iterations=self.iterations, tool_calls=tuple(self.records), metrics=metrics, usage=self.usage

@@ -54,6 +54,9 @@ class ToolContext:
     question: str
     run_id: str = ""
     deadline: float | None = None
+    # The passages the run gathered before this turn (`context.NumberedPassage`), for tools that
+    # work on them (rerank_documents).
+    passages: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

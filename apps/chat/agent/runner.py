@@ -13,10 +13,12 @@ from typing import Any
 from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
+from apps.chat.agent.outcome import progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message
+from apps.chat.prompts import NumberedSource
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
@@ -78,11 +80,28 @@ def outcome_result(outcome: AgentOutcome, *, metrics: dict[str, Any] | None = No
 def standard_fallback(
     *, run: AgentRun, events: RunEvents, error: AgentFallbackError, metrics: dict[str, Any]
 ) -> RunResult:
-    """Standard mode's answer, counting what the failed loop did and spent; `metrics` go with it."""
+    """Standard mode's answer from what the failed loop gathered plus one search, counting what the
+    loop did and spent; `metrics` go with it."""
     logger.warning("run %s: agent fell back to standard mode: %s", run.pk, error.reason)
-    events.status("fallback", reason=error.reason)
-    result = chat_run_standard(run=run, events=events)
+    events.status("fallback", reason=error.reason, gathered=len(error.passages))
+    gathered = [
+        NumberedSource(
+            n=passage.n,
+            file_id=passage.passage.file_id,
+            chunk_id=passage.passage.chunk_id,
+            file_name=passage.file_name,
+            path=passage.path,
+            location=passage.location,
+            text=passage.text,
+        )
+        for passage in error.passages
+    ]
     progress = error.progress
+    try:
+        result = chat_run_standard(run=run, events=events, gathered=gathered)
+    except Exception as exc:
+        progress_attach(exc, progress)
+        raise
     return dataclasses.replace(
         result,
         usage=result.usage + progress.usage,

@@ -64,7 +64,8 @@ class _Printer:
             self._out.write(data["text"], ending="")
             self._out.flush()
         elif event.type == "status":
-            details = ", ".join(f"{key}={value}" for key, value in data.items() if key != "phase")
+            shown = {key: value for key, value in data.items() if key not in ("phase", "timestamp", "message")}
+            details = ", ".join(f"{key}={value}" for key, value in shown.items())
             self._err.write(f"[{data['phase']}{': ' + details if details else ''}]")
         elif event.type == "tool_call":
             # Agent steps (issue 7): what each tool was asked, then what it found.

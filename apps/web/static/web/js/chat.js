@@ -136,6 +136,7 @@ function follow(run) {
       view.delta(data.text);
       keepScrolled();
     },
+    text_reset: () => view.reset(),
     message: (data) => {
       answered = true;
       view.finish(data);

@@ -38,6 +38,12 @@ export class AnswerView {
     renderAnswer(field(this.item, "text"), this.text);
   }
 
+  // The streamed text belonged to a turn that went on to call tools: it was not the answer.
+  reset() {
+    this.text = "";
+    renderAnswer(field(this.item, "text"), "");
+  }
+
   finish(message) {
     this.streaming(false);
     this.text = message.text;

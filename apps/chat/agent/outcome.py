@@ -1,0 +1,79 @@
+"""What a research loop ends with: its limits, the outcome it answered with, or the fallback it asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from django.conf import settings
+
+from apps.chat.agent.context import AgentContext, NumberedPassage
+from apps.chat.types import Citation
+from apps.llm.types import Usage
+
+
+class Finish(StrEnum):
+    ANSWERED = "answered"  # the model stopped calling tools and answered
+    ITERATION_LIMIT = "iteration_limit"  # answer forced after the last allowed turn
+    EMPTY_ANSWER = "empty_answer"  # the model stopped with no text; answer forced
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_iterations: int = 6
+    total_timeout_seconds: float = 60.0
+    tool_timeout_seconds: float = 15.0
+    context_max_tokens: int = 8000
+    max_calls_per_turn: int = 8
+
+    @classmethod
+    def from_settings(cls) -> AgentLimits:
+        return cls(
+            max_iterations=settings.AGENT_MAX_ITERATIONS,
+            total_timeout_seconds=settings.AGENT_TOTAL_TIMEOUT_SECONDS,
+            tool_timeout_seconds=settings.AGENT_TOOL_TIMEOUT_SECONDS,
+            context_max_tokens=settings.AGENT_CONTEXT_MAX_TOKENS,
+        )
+
+
+@dataclass(frozen=True)
+class AgentProgress:
+    """What a loop did, answered or not: stored on the run either way."""
+
+    iterations: int
+    tool_calls: tuple[dict[str, Any], ...]
+    metrics: dict[str, Any]
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    text: str
+    citations: tuple[Citation, ...]
+    model: str
+    finish: Finish
+    progress: AgentProgress
+    context: AgentContext
+
+
+class AgentFallbackError(Exception):
+    def __init__(
+        self, reason: str, *, progress: AgentProgress, passages: Sequence[NumberedPassage] = (), trace: str = ""
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.progress = progress
+        self.passages = tuple(passages)  # what the loop gathered, each chunk once, in number order
+        self.trace = trace
+
+
+def progress_attach(error: BaseException, progress: AgentProgress) -> None:
+    """Let a failure that ends the run carry what the loop did, so the failed run keeps its metrics."""
+    error.agent_progress = progress  # type: ignore[attr-defined]
+
+
+def progress_of(error: BaseException) -> AgentProgress | None:
+    progress = getattr(error, "agent_progress", None)
+    return progress if isinstance(progress, AgentProgress) else None

@@ -1,0 +1,217 @@
+"""rerank_documents, get_document_summary and describe_image: offline, with a scripted model, and
+through the real SDKs at the wire."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+
+import pytest
+
+from apps.chat.agent.context import NumberedPassage, Passage
+from apps.chat.agent.registry import ToolContext
+from apps.chat.agent.tools import folder_tools
+from apps.chat.agent.tools.rerank import RERANK_MAX_TOKENS, parse_ranking
+from apps.chat.models import DocumentSummary
+from apps.library.models import File
+from apps.llm.extractive import ExtractiveProvider
+from apps.llm.factory import use_provider_for_tests
+from apps.llm.scripted import text_response, tool_call_response
+from apps.llm.types import LLMRequest, ToolCall
+from tests.support.agent_runs import ask, tool_results
+from tests.support.llm_wire_stub import OPENAI_PATH
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
+
+
+def run_tool(library, name: str, arguments: dict, *, passages=()):
+    context = ToolContext(
+        folder_id=library.folder.pk, user_id=library.folder.owner_id, question=QUESTION, passages=tuple(passages)
+    )
+    return folder_tools(folder_id=library.folder.pk).execute(ToolCall(id="c1", name=name, arguments=arguments), context)
+
+
+def gathered(library) -> list[NumberedPassage]:
+    """Every chunk of the library as the loop would have numbered it, in path order."""
+    numbered = []
+    for file in File.objects.filter(folder=library.folder).order_by("path"):
+        for chunk in file.chunks.order_by("chunk_index"):
+            passage = Passage(file_id=file.pk, file_name=file.name, path=file.path, chunk_id=chunk.pk, text=chunk.text)
+            numbered.append(NumberedPassage(n=len(numbered) + 1, passage=passage, text=chunk.text))
+    return numbered
+
+
+def n_with(passages, needle: str) -> int:
+    return next(p.n for p in passages if needle in p.text)
+
+
+# -- rerank_documents ------------------------------------------------------------------------------
+
+
+def test_parse_ranking_keeps_known_numbers_once_and_appends_the_rest():
+    assert parse_ranking('{"ranking": [3, 9, 3, 1]}', known=[1, 2, 3]) == [3, 1, 2]
+    assert parse_ranking("Best: [2], then [1]", known=[1, 2, 3]) == [2, 1, 3]
+    assert parse_ranking("none of them", known=[1, 2]) is None
+
+
+def test_rerank_offline_scores_with_the_embedding_model(library):
+    passages = gathered(library)
+    with use_provider_for_tests(ExtractiveProvider()):
+        output = run_tool(
+            library,
+            "rerank_documents",
+            {"query": "passport renewal appointment consulate", "top_k": 3},
+            passages=passages,
+        )
+
+    assert not output.is_error and output.data["method"] == "embedding"
+    ranking = output.data["ranking"]
+    assert len(ranking) == 3 and ranking[0]["n"] == n_with(passages, "passport renewal")
+    assert output.usage is None
+
+
+def test_rerank_with_nothing_gathered_says_to_search_first(library):
+    output = run_tool(library, "rerank_documents", {})
+    assert output.is_error and "search first" in output.data["error"]
+
+
+def test_rerank_through_the_loop_with_a_model_listwise(library, scripted):
+    prompts: list[LLMRequest] = []
+
+    def rank(request: LLMRequest):
+        prompts.append(request)
+        numbers = [
+            int(line[1 : line.index("]")]) for line in request.messages[0].content.splitlines() if line[:1] == "["
+        ]
+        return text_response(json.dumps({"ranking": list(reversed(numbers))}))
+
+    scripted.push(
+        tool_call_response(("search_folder", {"query": "W-2 wages tax withheld"})),
+        tool_call_response(("rerank_documents", {"top_k": 2})),
+        rank,  # the router role answers the rerank prompt
+        text_response("Federal income tax withheld was 12,300 dollars [1]."),
+    )
+
+    run, events = ask(library.folder, QUESTION)
+
+    assert run.status == "completed" and run.fallback_reason == "", run.error
+    (prompt,) = prompts
+    assert prompt.max_tokens == RERANK_MAX_TOKENS and prompt.tools == ()
+    assert prompt.messages[0].content.startswith(f"Question: {QUESTION}")
+    rerank = tool_results(events)[1]
+    assert rerank["tool_name"] == "rerank_documents" and "(model)" in rerank["tool_output"]
+    assert run.metrics["tool_usage"] == {"search_folder": 1, "rerank_documents": 1}
+    assert "rerank_documents" in {tool.name for tool in scripted.requests[0].tools}
+
+
+# -- get_document_summary -----------------------------------------------------------------------------
+
+
+def test_summary_is_written_once_cached_and_rewritten_when_the_file_changes(library, scripted):
+    w2 = library.file("W2_2024.pdf")
+    File.objects.filter(pk=w2.pk).update(indexed_checksum="v1", digest="A W-2 for 2024.")
+    scripted.push(text_response("The 2024 W-2 from Acme: wages 84,500, tax withheld 12,300."))
+
+    first = run_tool(library, "get_document_summary", {"doc_id": w2.pk})
+    again = run_tool(library, "get_document_summary", {"doc_id": w2.pk})
+
+    assert (
+        first.data["summary"] == again.data["summary"] == "The 2024 W-2 from Acme: wages 84,500, tax withheld 12,300."
+    )
+    assert (first.data["method"], again.data["method"]) == ("model", "cached")
+    (request,) = scripted.requests  # the cached answer cost no model call
+    assert "withheld on the 2024 W-2 was 12,300" in request.messages[0].content
+    assert DocumentSummary.objects.get(file=w2).content_key == "v1"
+
+    File.objects.filter(pk=w2.pk).update(indexed_checksum="v2")
+    scripted.push(text_response("A corrected 2024 W-2."))
+    changed = run_tool(library, "get_document_summary", {"doc_id": w2.pk})
+
+    assert (changed.data["summary"], changed.data["method"]) == ("A corrected 2024 W-2.", "model")
+    assert DocumentSummary.objects.filter(file=w2).count() == 1
+    assert DocumentSummary.objects.get(file=w2).content_key == "v2"
+
+
+def test_summary_offline_is_the_digest_and_other_folders_files_are_not_found(library, secret_file):
+    w2 = library.file("W2_2024.pdf")
+    File.objects.filter(pk=w2.pk).update(digest="A W-2 for 2024 from Acme.")
+    with use_provider_for_tests(ExtractiveProvider()):
+        offline = run_tool(library, "get_document_summary", {"doc_id": w2.pk})
+        secret = run_tool(library, "get_document_summary", {"doc_id": secret_file.pk})
+
+    assert (offline.data["summary"], offline.data["method"]) == ("A W-2 for 2024 from Acme.", "digest")
+    assert secret.is_error and secret.data["error"] == "not found or access denied"
+    assert not DocumentSummary.objects.exists()
+
+
+# -- describe_image ----------------------------------------------------------------------------------
+
+
+def tiny_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00" + b"\xff\x00\x00" * 2 + b"\x00" + b"\x00\x00\xff" * 2)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+@pytest.fixture
+def receipt(library, settings, tmp_path) -> File:
+    """A real PNG on disk in the library's (local) folder."""
+    settings.LOCAL_FOLDER_ROOTS = [str(tmp_path)]
+    library.folder.external_id = str(tmp_path)
+    library.folder.save(update_fields=["external_id"])
+    (tmp_path / "receipts").mkdir()
+    (tmp_path / "receipts" / "lunch.png").write_bytes(tiny_png())
+    return File.objects.create(
+        folder=library.folder,
+        external_id="receipts/lunch.png",
+        path="receipts/lunch.png",
+        name="lunch.png",
+        mime_type="image/png",
+        size=len(tiny_png()),
+        status="skipped",
+    )
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_describe_image_sends_the_bytes_to_a_vision_model(library, receipt, settings, wire_stub, api):
+    for name, value in wire_stub.settings_for(api).items():
+        setattr(settings, name, value)
+    settings.LLM_VISION = True
+    wire_stub.reply_text("A lunch receipt: total 14.20 euros.")
+
+    output = run_tool(library, "describe_image", {"doc_id": receipt.pk, "question": "What was the total?"})
+
+    assert not output.is_error, output.data
+    assert output.data["description"] == "A lunch receipt: total 14.20 euros." and output.data["method"] == "vision"
+    (sent,) = wire_stub.requests
+    encoded = base64.b64encode(tiny_png()).decode()
+    content = sent.body["messages"][-1]["content"]
+    if sent.path == OPENAI_PATH:
+        assert content[0]["image_url"]["url"] == f"data:image/png;base64,{encoded}"
+    else:
+        assert content[0]["source"] == {"type": "base64", "media_type": "image/png", "data": encoded}
+    assert "What was the total?" in json.dumps(content)
+
+
+def test_describe_image_without_vision_returns_the_ocr_text_or_says_why_not(library, receipt, settings, scripted):
+    settings.LLM_VISION = False
+
+    output = run_tool(library, "describe_image", {"doc_id": receipt.pk})
+
+    assert scripted.requests == []  # the image never went to a model
+    if output.is_error:  # no OCR in the library yet: a reason a person understands
+        assert output.data["error"].startswith("receipts/lunch.png cannot be described: no vision model is configured")
+    else:
+        assert output.data["method"] == "ocr"
+
+
+def test_describe_image_refuses_documents(library):
+    output = run_tool(library, "describe_image", {"doc_id": library.file("W2_2024.pdf").pk})
+    assert output.is_error and "use read_document" in output.data["error"]
