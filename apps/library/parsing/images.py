@@ -70,6 +70,9 @@ def _open(data: bytes) -> Image.Image:
         image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as exc:
         raise UnsupportedDocument(f"image too large to read safely: {exc}") from exc
+    except UnidentifiedImageError as exc:
+        # Pillow's message names an in-memory buffer, which says nothing to a person.
+        raise ParseError("unreadable image: not a picture in a format that can be read") from exc
     except _UNREADABLE as exc:
         raise ParseError(f"unreadable image: {exc or type(exc).__name__}") from exc
     width, height = image.size
