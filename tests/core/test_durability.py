@@ -33,6 +33,9 @@ def test_a_file_reported_indexed_is_still_indexed_after_postgres_is_killed_and_r
         # The test database as it stands (schema, this user and folder), on a server of our own.
         database_url = postgres.copy_database(source_url=database_url_of_current_connection(), name="folderchat")
         env = test_database_env(EMBEDDING_PROVIDER="hash", DATABASE_URL=database_url)
+        # Without the WAL writer, a commit that does not wait for its flush stays in memory until
+        # the crash: the outcome does not hang on how fast the writer is.
+        postgres.pause_wal_writer()
         with (
             psycopg.connect(database_url, autocommit=True) as watcher,
             start_celery_worker(env=env, queues=["indexing"], log_path=tmp_path / "worker.log", name="durable"),

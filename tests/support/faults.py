@@ -215,6 +215,16 @@ class PrivatePostgres:
                 connection.execute(SQL("ALTER SYSTEM SET {} = {}").format(Identifier(name), Literal(value)))
             connection.execute("SELECT pg_reload_conf()")
 
+    def pause_wal_writer(self) -> None:
+        """SIGSTOP the WAL writer, the process that flushes commits made without waiting for
+        their flush (synchronous_commit off): until the crash, only a committing backend that
+        waits for its own flush puts the commit on disk."""
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            connection.execute("CHECKPOINT")  # all that came before is on disk
+        postmaster = psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
+        (writer,) = [child for child in postmaster.children() if "walwriter" in " ".join(child.cmdline())]
+        writer.suspend()
+
     def crash(self) -> None:
         """SIGKILL to the postmaster and every backend at once, as a power cut leaves them: no
         shutdown checkpoint, no WAL flush on the way out; the next start replays the WAL."""
