@@ -50,9 +50,9 @@ def operator_postgres(directory: Path) -> Iterator[tuple[str, Path]]:
     password_file.write_text(password)
     for path in (directory, pgdata, password_file):
         _as_server_user(path)
+    initdb = [str(postgres_bin_dir() / "initdb"), "-D", str(pgdata), "-U", ROLE, f"--pwfile={password_file}"]
     subprocess.run(
-        [str(postgres_bin_dir() / "initdb"), "-D", str(pgdata), "-U", ROLE, f"--pwfile={password_file}"]
-        + ["--auth-host=scram-sha-256", "--auth-local=scram-sha-256", "--encoding=UTF8", "--no-sync"],
+        [*initdb, "--auth-host=scram-sha-256", "--auth-local=scram-sha-256", "--encoding=UTF8", "--no-sync"],
         check=True,
         capture_output=True,
         timeout=120,
