@@ -47,7 +47,7 @@ test: services browser
 
 # The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
 # with passwords, reached only through DATABASE_URL / REDIS_URL (`make test` runs it too).
-test-external: install
+test-external: services
 	$(BIN)/python -m pytest tests/deploy/test_external_services.py $(PYTEST_ARGS)
 
 # --- browser tests (issue 9): Playwright drives Debian's chromium; it downloads no browser. ---
