@@ -320,8 +320,18 @@ def main() -> None:
     parser.add_argument("--reload", action="store_true")
     parser.add_argument("--no-explain", action="store_true")
     parser.add_argument("--design", choices=sorted(DESIGNS), default="buckets", help="HNSW index layout to measure")
+    parser.add_argument(
+        "--exact-max-rows",
+        type=int,
+        help="folders above this use HNSW (default: the planner's); lower it to see a folder's share of a "
+        "larger table, e.g. at 200k chunks a folder of 1k holds the share a folder of 5k holds at 1M",
+    )
     args = parser.parse_args()
     use_scratch_services(f"bench_search_speed_{args.chunks}", embedding_provider="hash")
+    if args.exact_max_rows is not None:
+        from apps.search import planning
+
+        planning.EXACT_MAX_ROWS = args.exact_max_rows
     largest = min(200_000, args.chunks // 5)
     sizes = folder_sizes(total=args.chunks, count=FOLDERS, smallest=SMALLEST, largest=largest)
     corpus = Corpus.build(seed=args.seed, sizes=sizes)
