@@ -158,7 +158,7 @@ class PrivateRedis:
         args = [valkey_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
         args += ["--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile", "redis.log"]
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        wait_for(lambda: _redis_alive(self.url), what=f"redis-server on port {self.port}", timeout=15)
+        wait_for(lambda: _redis_alive(self.url), what=f"valkey-server on port {self.port}", timeout=15)
 
     def stop(self) -> None:
         """SIGTERM: redis flushes its append-only file and exits, as on a container restart."""
