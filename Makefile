@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install services services-stop migrate run test lint bench clean browser ocr
+.PHONY: install services services-stop migrate run test test-external lint bench clean browser ocr
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ run: migrate ocr
 
 test: services browser ocr
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
+# with passwords, reached only through DATABASE_URL / REDIS_URL (`make test` runs it too).
+test-external: services
+	$(BIN)/python -m pytest tests/deploy/test_external_services.py $(PYTEST_ARGS)
 
 # --- browser tests (issue 9): Playwright drives Debian's chromium; it downloads no browser. ---
 CHROMIUM := /usr/bin/chromium

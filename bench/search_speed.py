@@ -16,6 +16,11 @@ Targets: p95 <= 50 ms single client at every size, recall@10 >= 0.95.
 
     .venv/bin/python bench/search_speed.py --chunks 100000       # a few minutes
     .venv/bin/python bench/search_speed.py                       # 1,000,000: load ~1 h once
+
+``--design`` picks the HNSW layout measured, on the same loaded rows (indexes built when missing,
+the others dropped): ``buckets`` (16 partial indexes, as migrated), ``buckets-overfetch`` (the
+same without iterative scans, the pgvector 0.6 path) or ``table`` (one table-wide index with
+pgvector 0.8's iterative scans).
 """
 
 from __future__ import annotations
@@ -163,6 +168,51 @@ def load(corpus: Corpus, sizes: list[int], key: str) -> dict:
     return timings
 
 
+TABLE_HNSW = "library_chunk_embedding_hnsw_all"
+DESIGNS = {
+    "buckets": "16 partial HNSW indexes (folder_id % 16), the planner's choice (iterative scans on pgvector >= 0.8)",
+    "buckets-overfetch": "16 partial HNSW indexes, over-fetching ef_search, no iterative scans (the pgvector 0.6 path)",
+    "table": "one table-wide HNSW index, iterative scans (hnsw.iterative_scan = relaxed_order)",
+}
+
+
+def use_design(design: str) -> dict:
+    """Build the HNSW indexes `design` reads (timed, when missing) and drop the others."""
+    from apps.search import planning
+
+    buckets = {
+        vector_index.index_name(bucket): vector_index.create_index_sql(bucket, concurrently=False)
+        for bucket in range(vector_index.BUCKETS)
+    }
+    wanted = {TABLE_HNSW: f"CREATE INDEX {TABLE_HNSW} ON library_chunk USING hnsw (embedding vector_cosine_ops)"}
+    if design != "table":
+        wanted = buckets
+    present = {row[0] for row in execute("SELECT indexname FROM pg_indexes WHERE tablename = 'library_chunk'")}
+    execute("SET maintenance_work_mem = '6GB'")
+    started = time.perf_counter()
+    built = [name for name in wanted if name not in present]
+    for name in built:
+        execute(wanted[name])
+    build_seconds = round(time.perf_counter() - started, 1)
+    for name in ({TABLE_HNSW, *buckets} - set(wanted)) & present:
+        execute(f"DROP INDEX {name}")
+    execute("ANALYZE library_chunk")
+    if design == "buckets-overfetch":
+        planning.pgvector_has_iterative_scans = lambda: False  # type: ignore[assignment]
+    (size,) = execute(
+        "SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+        " JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'library_chunk'::regclass AND a.amname = 'hnsw'"
+    )[0]
+    (version,) = execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0]
+    return {
+        "design": design,
+        "pgvector": version,
+        "hnsw_indexes": len(wanted),
+        "hnsw_bytes": int(size),
+        "build_seconds": build_seconds if built else "already built",
+    }
+
+
 def exact_top(folder_id: int, vectors_by_folder: dict, question: np.ndarray, k: int) -> list[int]:
     ids, matrix = vectors_by_folder[folder_id]
     scores = matrix @ question
@@ -245,7 +295,7 @@ def measure(folder_id: int, size: int, questions: list, vectors_by_folder: dict,
         deep = chunk_search(folder_id=folder_id, query=text, k=50, mode="vector", query_vector=vector)
         recalls_depth.append(len(truth & {hit.chunk_id for hit in deep[:10]}) / len(truth))
     plan = planning.folder_vector_plan(folder_id=folder_id, folder_rows=size, k=10, depth=50)
-    plan_name = f"hnsw ef={plan.ef_search}" if plan.method == "hnsw" else plan.method.value
+    plan_name = plan.method.value if plan.method == "exact" else f"{plan.method.value} ef={plan.ef_search}"
     result = {
         "size": size,
         "plan": plan_name,
@@ -269,8 +319,19 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="per folder size")
     parser.add_argument("--reload", action="store_true")
     parser.add_argument("--no-explain", action="store_true")
+    parser.add_argument("--design", choices=sorted(DESIGNS), default="buckets", help="HNSW index layout to measure")
+    parser.add_argument(
+        "--exact-max-rows",
+        type=int,
+        help="folders above this use HNSW (default: the planner's); lower it to see a folder's share of a "
+        "larger table, e.g. at 200k chunks a folder of 1k holds the share a folder of 5k holds at 1M",
+    )
     args = parser.parse_args()
     use_scratch_services(f"bench_search_speed_{args.chunks}", embedding_provider="hash")
+    if args.exact_max_rows is not None:
+        from apps.search import planning
+
+        planning.EXACT_MAX_ROWS = args.exact_max_rows
     largest = min(200_000, args.chunks // 5)
     sizes = folder_sizes(total=args.chunks, count=FOLDERS, smallest=SMALLEST, largest=largest)
     corpus = Corpus.build(seed=args.seed, sizes=sizes)
@@ -280,6 +341,12 @@ def main() -> None:
         print(f"loading {args.chunks:,} chunks into {FOLDERS} folders of {sizes[0]:,}..{sizes[-1]:,} chunks")
         timings = load(corpus, sizes, key)
     print("load timings:", json.dumps(timings))
+    index = use_design(args.design)
+    print(f"design {args.design}: {DESIGNS[args.design]}")
+    print(
+        f"  pgvector {index['pgvector']}, {index['hnsw_indexes']} HNSW index(es), "
+        f"{index['hnsw_bytes'] / 2**20:.0f} MiB, build {index['build_seconds']} s"
+    )
     print(f"load average before measuring: {os.getloadavg()[0]:.2f}")
 
     from apps.library.models import Folder
@@ -289,9 +356,9 @@ def main() -> None:
     rng = np.random.default_rng(args.seed + 2)
     results = []
     for size in chosen:
-        folder_id, index = folders[size]
+        folder_id, position = folders[size]
         vectors_by_folder = {folder_id: folder_vectors(folder_id)}
-        questions = corpus.questions(rng, index, args.queries)
+        questions = corpus.questions(rng, position, args.queries)
         result = measure(folder_id, size, questions, vectors_by_folder, explain_plan=not args.no_explain)
         results.append(result)
         print(

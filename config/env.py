@@ -10,11 +10,13 @@ import os
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-SERVICES_ENV = BASE_DIR / "var" / "services.env"
+# SERVICES_ENV_FILE="" ignores the embedded services altogether, as a deployment would (the tests
+# against separately started servers set it).
+SERVICES_ENV = Path(os.environ.get("SERVICES_ENV_FILE", BASE_DIR / "var" / "services.env"))
 
 
 def _services_env() -> dict[str, str]:
-    if not SERVICES_ENV.exists():
+    if not SERVICES_ENV.name or not SERVICES_ENV.is_file():
         return {}
     values = {}
     for line in SERVICES_ENV.read_text().splitlines():

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from apps.library import vector_index
-from tests.support.servers import BASE_DIR
+from tests.support.servers import BASE_DIR, database_url_of_current_connection
 
 
 def _admin_conninfo() -> dict:
@@ -38,8 +38,7 @@ def _manage(database_url: str, *args: str) -> str:
 @pytest.mark.django_db
 def test_migrations_reverse_to_zero_and_reapply_with_rows():
     name = f"migcheck_{uuid.uuid4().hex[:8]}"
-    params = connection.settings_dict
-    url = f"postgresql://{params['USER']}:@/{name}?host={params['HOST']}"
+    url = database_url_of_current_connection(database=name)
     with psycopg.connect(**{k: v for k, v in _admin_conninfo().items() if v is not None}) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:

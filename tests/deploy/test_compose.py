@@ -4,6 +4,7 @@ from pathlib import Path
 
 import yaml
 
+from apps.core.embedded_services import POSTGRES_MAJOR
 from workers.queues import ALL_QUEUES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,3 +57,11 @@ def test_image_runs_the_asgi_app_as_an_unprivileged_user():
     assert "USER app" in dockerfile
     assert "config.asgi:application" in dockerfile
     assert "torch==2.13.0" in dockerfile
+
+
+def test_service_images_are_pinned_to_the_embedded_major_versions():
+    services = _compose()["services"]
+    # pgvector 0.8 (iterative index scans) on the PostgreSQL major the embedded data directory uses.
+    postgres = services["postgres"]["image"]
+    assert postgres.startswith("pgvector/pgvector:0.8.") and postgres.endswith(f"-pg{POSTGRES_MAJOR}")
+    assert services["redis"]["image"].startswith("valkey/valkey:9")

@@ -1,6 +1,6 @@
 """Redis or PostgreSQL restarted under a running web server and worker.
 
-Each test runs its own server of the service it restarts (a private redis-server, a private
+Each test runs its own server of the service it restarts (a private valkey-server, a private
 PostgreSQL data directory), so other test sessions on this machine are never disturbed.
 """
 

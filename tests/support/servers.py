@@ -37,15 +37,17 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def database_url_of_current_connection() -> str:
+def database_url_of_current_connection(*, database: str | None = None) -> str:
+    """The URL of the test database (or of `database` on the same server, as the same role)."""
     from django.db import connection
 
     params = connection.settings_dict
+    name = database or params["NAME"]
     host = params["HOST"] or "127.0.0.1"
     if host.startswith("/"):
-        return f"postgresql://{quote(params['USER'])}:@/{params['NAME']}?host={host}"
+        return f"postgresql://{quote(params['USER'])}:@/{name}?host={host}"
     credentials = f"{quote(params['USER'])}:{quote(params['PASSWORD'])}"
-    return f"postgresql://{credentials}@{host}:{params['PORT'] or 5432}/{params['NAME']}"
+    return f"postgresql://{credentials}@{host}:{params['PORT'] or 5432}/{name}"
 
 
 def test_database_env(**overrides: str) -> dict[str, str]:
