@@ -96,10 +96,23 @@ class FolderCollectionApi(APIView):
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_201_CREATED)
 
 
+class FolderDetailOutputSerializer(FolderOutputSerializer):
+    events_after = serializers.CharField(
+        help_text="Follow GET /api/folders/{id}/events from here (Last-Event-ID): later events change this state."
+    )
+
+    class Meta(FolderOutputSerializer.Meta):
+        fields = [*FolderOutputSerializer.Meta.fields, "events_after"]
+
+
 class FolderDetailApi(APIView):
-    @extend_schema(responses={200: FolderOutputSerializer})
+    @extend_schema(responses={200: FolderDetailOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
-        return Response(FolderOutputSerializer(selectors.folder_get_owned(user=request.user, folder_id=folder_id)).data)
+        # Read before the folder: every event after it is at least as new as the state returned.
+        after = selectors.folder_events_position(folder_id=folder_id)
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder.events_after = after  # type: ignore[attr-defined]
+        return Response(FolderDetailOutputSerializer(folder).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:

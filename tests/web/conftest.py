@@ -13,9 +13,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from apps.connectors.drive.emulator import DriveEmulator
 from apps.library.models import File, Folder
 from tests.support.chat_library import add_file as add_chat_file
-from apps.connectors.drive.emulator import DriveEmulator
 from tests.support.servers import (
     BASE_DIR,
     RunningServer,

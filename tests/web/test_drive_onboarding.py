@@ -54,6 +54,8 @@ def test_connect_drive_then_pick_a_shared_drive_folder_and_watch_it_index(
     picker.get_by_role("button", name="Open shared drive Team").click()
     expect(picker.get_by_role("navigation", name="Drive location")).to_have_text("Team")
     expect(picker.get_by_role("button", name="Open Archive")).to_be_visible()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "drive-picker.png")
     picker.get_by_label("Search Drive folders").fill("contr")
     picker.get_by_label("Search Drive folders").press("Enter")
     expect(page.locator("#drive-status")).to_have_text("1 folder named like “contr”.")
@@ -61,8 +63,6 @@ def test_connect_drive_then_pick_a_shared_drive_folder_and_watch_it_index(
     crumbs = picker.get_by_role("navigation", name="Drive location")
     expect(crumbs.get_by_role("listitem")).to_have_text(["Team", "Contracts"])
     expect(crumbs.get_by_role("button", name="Team")).to_be_visible()  # back up one level
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / "drive-picker.png")
 
     picker.get_by_role("button", name="Add “Contracts”").click()
     card = folder_card(page, "Contracts")

@@ -100,6 +100,7 @@ retryAll.addEventListener("click", async () => {
   updatePanel();
 });
 
+// The folder's state now, and the event id it reflects (the stream follows from there).
 async function load() {
   try {
     const [folder, failed, skipped] = await Promise.all([
@@ -109,8 +110,10 @@ async function load() {
     ]);
     showFolder(folder);
     for (const file of [...results(failed), ...results(skipped)]) showFile(file);
+    return folder.events_after;
   } catch (error) {
     problemStatus.textContent = `Could not load the folder's files: ${error.message}`;
+    return "0";
   }
 }
 
@@ -121,7 +124,7 @@ const counted = (data) => {
   showFolder(folder);
 };
 
-await load();
+const after = await load();
 const stream = followFolder(
   folderId,
   {
@@ -144,6 +147,6 @@ const stream = followFolder(
       problemStatus.textContent = data.error;
     },
   },
-  { poll: load },
+  { poll: load, after },
 );
 closeOnLeave(() => [stream]);

@@ -5,7 +5,8 @@
 const TYPES = ["indexing", "scan", "file", "sync", "folder_error", "suggestion", "file_moved"];
 const FALLBACK_POLL_MS = 3000;
 
-export function followFolder(folderId, handlers, { poll } = {}) {
+// `after`: the `events_after` of the folder state the page just read; only newer events apply.
+export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {
   let source = null;
   let pollTimer = null;
   let closed = false;
@@ -21,9 +22,13 @@ export function followFolder(folderId, handlers, { poll } = {}) {
   };
 
   const open = () => {
-    source = new EventSource(`/api/folders/${folderId}/events`);
+    // Reconnects send Last-Event-ID themselves; the query only sets where the first connection starts.
+    source = new EventSource(`/api/folders/${folderId}/events?last_event_id=${encodeURIComponent(after)}`);
     for (const type of TYPES) {
-      source.addEventListener(type, (event) => handlers[type]?.(JSON.parse(event.data), event.lastEventId));
+      source.addEventListener(type, (event) => {
+        after = event.lastEventId || after; // a stream opened again later resumes here
+        handlers[type]?.(JSON.parse(event.data), event.lastEventId);
+      });
     }
     source.addEventListener("open", () => {
       stopPolling();

@@ -40,7 +40,9 @@ async function refresh() {
 
 async function refreshOne(folderId) {
   try {
-    render(await api(`/api/folders/${folderId}`));
+    const folder = await api(`/api/folders/${folderId}`);
+    render(folder);
+    return folder.events_after;
   } catch {
     // the stream or the next load brings it; a failed poll changes nothing on the page
   }
@@ -55,7 +57,7 @@ function follow() {
   ];
   const chosen = new Set([...new Set(wanted)].slice(0, MAX_STREAMS));
   for (const entry of entries) {
-    if (chosen.has(entry) && !entry.stream) entry.stream = stream(entry.folder.id);
+    if (chosen.has(entry) && !entry.stream) openStream(entry);
     if (!chosen.has(entry) && entry.stream && !BUSY.has(entry.folder.status)) {
       entry.stream.close();
       entry.stream = null;
@@ -63,7 +65,15 @@ function follow() {
   }
 }
 
-function stream(folderId) {
+// The folder's current state first, then its events after that state.
+async function openStream(entry) {
+  const placeholder = { closed: false, close: () => (placeholder.closed = true) };
+  entry.stream = placeholder;
+  const after = (await refreshOne(entry.folder.id)) ?? "0";
+  if (!placeholder.closed && cards.get(entry.folder.id) === entry) entry.stream = stream(entry.folder.id, after);
+}
+
+function stream(folderId, after) {
   const update = (data) => applyCounts(folderId, data);
   return followFolder(
     folderId,
@@ -87,7 +97,7 @@ function stream(folderId) {
         if (entry) render({ ...entry.folder, status: data.folder_status, last_error: data.error });
       },
     },
-    { poll: () => refreshOne(folderId) },
+    { poll: () => refreshOne(folderId), after },
   );
 }
 
