@@ -288,9 +288,16 @@ async function ask(text) {
     },
     tool_result: (data) => view.steps.result(data),
     text_delta: (data) => view.delta(data.text),
-    message: (data) => view.finish(data),
+    message: (data) => {
+      // The answer is the text message; the others (search results, moves, suggestions) get their own items.
+      if (!data.type || data.type === "text") return view.finish(data);
+      if (data.type === "suggestion") return addSuggestion(data.content?.suggestionId ?? data.content?.suggestion_id);
+      if (!shown.messages.has(data.id) && data.type !== "search_result") appendLive(messageItem(data));
+    },
     suggestion: (data) => data.suggestion_id && addSuggestion(data.suggestion_id),
     done: () => {
+      view.streaming(false);
+      if (!view.text && !view.item.querySelector(".step")) view.item.remove();
       setRunStatus("Answered.");
       finish();
     },
