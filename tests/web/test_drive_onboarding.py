@@ -86,3 +86,26 @@ def test_a_forged_callback_gets_the_folders_page_saying_so_and_stores_nothing(dr
     expect(page.get_by_role("heading", name="Your folders")).to_be_visible()
     expect(page.get_by_label("Google Drive")).to_be_checked()
     assert not DriveCredential.objects.exists()
+
+
+def test_a_folder_whose_access_was_revoked_offers_reconnect_which_resumes_it(drive_page: Page, user) -> None:
+    folder = Folder.objects.create(
+        owner=user,
+        source="drive",
+        external_id="1Revoked",
+        name="Old contracts",
+        status="needs_reauth",
+        last_error="Google Drive access was revoked or has expired; reconnect Google Drive.",
+    )
+    page = drive_page
+    log_in(page)
+    card = folder_card(page, "Old contracts")
+    expect(card.locator(".badge")).to_have_text("Needs reconnecting")
+    expect(card).to_contain_text("access was revoked")
+
+    card.get_by_role("button", name="Reconnect Google Drive for Old contracts").click()
+
+    expect(page.get_by_role("status").filter(has_text="Google Drive is connected")).to_be_visible()
+    folder.refresh_from_db()
+    assert (folder.status, folder.last_error) == ("pending", "")  # its sync is queued
+    expect(card.locator(".badge")).to_have_text("Pending")
