@@ -26,7 +26,7 @@ def shared_drive(drive_emulator: DriveEmulator) -> str:
     state = drive_emulator.state
     team = state.add_shared_drive("Team")
     contracts = state.add_folder("Contracts", parent_id=team)
-    for number in range(1, 4):
+    for number in range(1, 25):
         text = f"Contract {number}: the supplier delivers {number * 10} crates every month."
         state.add_file(f"contract-{number}.txt", text.encode(), parent_id=contracts)
     state.add_folder("Archive", parent_id=team)
@@ -66,15 +66,16 @@ def test_connect_drive_then_pick_a_shared_drive_folder_and_watch_it_index(
 
     picker.get_by_role("button", name="Add “Contracts”").click()
     card = folder_card(page, "Contracts")
-    expect(card).to_be_visible()
+    expect(card).to_contain_text(" of 24 files indexed")  # the listing's `scan` event arrived
     page.screenshot(path=SCREENSHOTS / "folders-indexing.png")
     expect(card.locator(".badge")).to_have_text("Ready", timeout=60_000)
-    expect(card).to_contain_text("3 of 3 files indexed")
+    expect(card).to_contain_text("24 of 24 files indexed")
     progress = card.get_by_role("progressbar", name="Files of Contracts done")
-    expect(progress).to_have_js_property("value", 3)
-    expect(progress).to_have_js_property("max", 3)
+    expect(progress).to_have_js_property("value", 24)
+    expect(progress).to_have_js_property("max", 24)
+    expect(card).to_contain_text("Last sync: just now")
     folder = Folder.objects.get(owner=user, name="Contracts")
-    assert folder.source == "drive" and folder.files_indexed == 3
+    assert folder.source == "drive" and folder.files_indexed == 24
 
 
 def test_a_forged_callback_gets_the_folders_page_saying_so_and_stores_nothing(drive_page: Page, user) -> None:

@@ -104,6 +104,8 @@ function stream(folderId, after) {
 function applyCounts(folderId, data) {
   const entry = cards.get(folderId);
   if (!entry || data.files_total === undefined) return;
+  // A run that just finished also changed what events do not carry (the last sync time).
+  if (BUSY.has(entry.folder.status) && data.folder_status === "ready") refreshOne(folderId);
   render({
     ...entry.folder,
     status: data.folder_status ?? entry.folder.status,
