@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
@@ -23,7 +27,6 @@ def folder_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@login_required
 def drive_callback(request: HttpRequest) -> HttpResponse:
     """Where Google's consent page sends the browser back: the folders page, saying how it went.
 
@@ -31,10 +34,16 @@ def drive_callback(request: HttpRequest) -> HttpResponse:
     a forged, replayed or expired state, a refused code) is the folders page itself with a 400,
     and nothing stored.
     """
+    user = _session_or_token_user(request)
+    if user is None:
+        # A browser logs in and comes back (the state keeps for a while); anything else is told why.
+        if "text/html" in request.headers.get("Accept", ""):
+            return redirect_to_login(request.get_full_path())
+        return JsonResponse({"detail": "Log in first: the callback finishes a browser's Drive connection."}, status=401)
     params = request.GET
     try:
         drive_connect_finish(
-            user=request.user,  # type: ignore[arg-type]
+            user=user,
             state=params.get("state", "")[:128],
             code=params.get("code", "")[:2048],
             error=params.get("error", "")[:256],
@@ -42,6 +51,16 @@ def drive_callback(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         return _folders_page(request, notice={"kind": "error", "text": exc.message}, status=400)
     return redirect(f"{reverse('web-folders')}?drive=connected")
+
+
+def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
+    if request.user.is_authenticated:
+        return request.user  # type: ignore[return-value]
+    try:
+        authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+    except AuthenticationFailed:
+        return None
+    return authenticated[0] if authenticated else None
 
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:

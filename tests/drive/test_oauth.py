@@ -124,8 +124,9 @@ def test_a_code_exchange_without_the_right_verifier_is_refused(auth_client, web_
 
 
 def test_the_callback_needs_a_logged_in_browser(client, drive_settings):
-    response = client.get("/api/drive/callback", {"state": "s", "code": "c"})
+    response = client.get("/api/drive/callback", {"state": "s", "code": "c"}, HTTP_ACCEPT="text/html")
     assert response.status_code == 302 and response["Location"].startswith("/login/?next=/api/drive/callback")
+    assert client.get("/api/drive/callback", {"state": "s", "code": "c"}).status_code == 401
 
 
 def test_connect_needs_client_credentials_and_a_login(auth_client, api_client, drive_settings):
