@@ -55,7 +55,7 @@ def drive_callback(request: HttpRequest) -> HttpResponse:
 
 def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
     if request.user.is_authenticated:
-        return request.user  # type: ignore[return-value]
+        return request.user
     try:
         authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
     except AuthenticationFailed:
