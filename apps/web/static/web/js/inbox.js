@@ -19,6 +19,7 @@ const send = document.getElementById("inbox-send");
 const runStatus = document.getElementById("inbox-run-status");
 const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
 const streams = [];
+const undone = new Set(); // moves already undone: their messages offer no Undo
 
 const OUTCOMES = {
   accept: (target) => `Moved to ${target}.`,
@@ -41,11 +42,14 @@ async function load() {
   let suggestions;
   let folders;
   try {
-    [conversations, suggestions, folders] = await Promise.all([
+    let moves;
+    [conversations, suggestions, folders, moves] = await Promise.all([
       listOrNothing("/api/inbox/conversations"),
       listOrNothing("/api/inbox/suggestions?status=pending"),
       api("/api/folders?limit=200").then(results),
+      listOrNothing("/api/inbox/moves?limit=500"),
     ]);
+    for (const move of moves.items) if (move.undone_at) undone.add(move.id);
   } catch (error) {
     status.textContent = `Could not load the inbox: ${error.message}`;
     return;
@@ -132,6 +136,7 @@ function moveItem({ id, text, from, to, automatic, createdAt }) {
   const button = item.querySelector('[data-action="undo"]');
   button.setAttribute("aria-label", `Undo the move of ${(to ?? text ?? "").split("/").at(-1)}`);
   button.addEventListener("click", () => undo(id, button, field(item, "outcome")));
+  button.hidden = undone.has(id);
   return item;
 }
 
@@ -140,6 +145,7 @@ async function undo(moveId, button, outcome) {
   try {
     const move = await api(`/api/inbox/moves/${moveId}/undo`, { method: "POST" });
     outcome.textContent = `Moved back to ${move.from_path}.`;
+    undone.add(moveId);
     button.hidden = true;
   } catch (error) {
     outcome.textContent = error.message;
