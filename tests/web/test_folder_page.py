@@ -75,3 +75,20 @@ def test_retry_all_failed_retries_every_failed_file(page: Page, notes_folder: Fo
     expect(page.locator("#folder-state")).to_have_text("Ready")
     expect(page.locator("#folder-counts")).to_have_text("2 of 2 files indexed")
     assert set(File.objects.filter(folder=notes_folder).values_list("status", flat=True)) == {"indexed"}
+
+
+@pytest.mark.parametrize("where", ["folders page", "folder page"])
+def test_pages_follow_the_stream_and_do_not_poll_while_it_is_open(page: Page, notes_folder: Folder, where) -> None:
+    requests: list[str] = []
+    page.on("request", lambda request: "/api/" in request.url and requests.append(request.url))
+    log_in(page)
+    url = "/" if where == "folders page" else f"/folders/{notes_folder.pk}/"
+    with page.expect_request(lambda request: f"/api/folders/{notes_folder.pk}/events" in request.url):
+        page.goto(url)
+    expect(page.get_by_text("2 of 2 files indexed")).to_be_visible()
+    page.wait_for_timeout(1_000)  # the page's own loads settle
+    settled = len(requests)
+
+    page.wait_for_timeout(5_000)  # several heartbeats (1 s on the test server), no event
+
+    assert requests[settled:] == []
