@@ -55,6 +55,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
 
   async function browse(next, { append = false } = {}) {
     place = next;
+    if (!place.q) search.value = ""; // browsing leaves the search
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(place)) if (value) params.set(key, value);
     if (append && nextPage) params.set("page_token", nextPage);
@@ -149,7 +150,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
         method: "POST",
         body: { source: "drive", drive_folder_id: folder.id, name: folder.name },
       });
-      status.textContent = `Added ${added.name}. Indexing has started.`;
+      status.textContent = ""; // the folder list announces it
       onAdded(added);
     } catch (error) {
       status.textContent = "";
