@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.core.views import healthz
+from apps.web.views import drive_callback
 
 handler404 = "apps.core.views.not_found"
 
@@ -11,6 +12,8 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    # Google sends the browser here after consent: a page, not an API answer (apps.web).
+    path("api/drive/callback", drive_callback, name="drive-callback"),
     path("api/", include("apps.core.urls")),
     path("api/", include("apps.library.urls")),
     path("api/", include("apps.search.urls")),

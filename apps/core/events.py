@@ -89,6 +89,14 @@ def events_after(*, channel: str, after_id: str = "0", client: redis.Redis | Non
     return [_decoded(event_id, fields) for event_id, fields in rows]
 
 
+def last_event_id(*, channel: str, client: redis.Redis | None = None) -> str:
+    """The id of the channel's newest event, "0" when it has none: where a reader that has just
+    read the current state should start following."""
+    client = client or redis_client()
+    rows: list[tuple[str, dict[str, str]]] = client.xrevrange(_key(channel), count=1)  # type: ignore[assignment]
+    return rows[0][0] if rows else "0"
+
+
 class EventBusUnavailable(Exception):
     """Redis cannot be reached: a follower should tell its client to resume later, not hang."""
 

@@ -146,10 +146,13 @@ def event_stream_operations(result: dict[str, Any], generator: Any, request: Any
             operation_id="folders_events_stream",
             summary="The folder's events as server-sent events",
             description=(
-                "The folder's recent events, or those after `Last-Event-ID`, then live for as long as the "
-                "client stays: `scan` (a listing or sync: added, modified, deleted, queued), `file` (a file "
-                "indexed, skipped or failed, with its reason and the folder's counters), `folder_error`. "
-                "A `: ping` comment keeps the connection open while nothing happens."
+                "The folder's recent events, or those after `Last-Event-ID` (or `?last_event_id=`, e.g. the "
+                "`events_after` of GET /api/folders/{id}), then live for as long as the client stays: "
+                "`indexing` (work queued: index or retry), `scan` (a listing or sync: added, modified, "
+                "deleted, queued), `file` (a file indexed, skipped or failed, with its reason and the "
+                "folder's counters), `sync` (a sync's result: added, modified, deleted, moved, or its error), "
+                "`folder_error`, `suggestion` (an organize suggestion created), `file_moved` (a move or its "
+                "undo, automatic or not). A `: ping` comment keeps the connection open while nothing happens."
             ),
             tag="folders",
             id_parameter=_path_id("folder_id", {"type": "integer"}),

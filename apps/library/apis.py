@@ -96,10 +96,23 @@ class FolderCollectionApi(APIView):
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_201_CREATED)
 
 
+class FolderDetailOutputSerializer(FolderOutputSerializer):
+    events_after = serializers.CharField(
+        help_text="Follow GET /api/folders/{id}/events from here (Last-Event-ID): later events change this state."
+    )
+
+    class Meta(FolderOutputSerializer.Meta):
+        fields = [*FolderOutputSerializer.Meta.fields, "events_after"]
+
+
 class FolderDetailApi(APIView):
-    @extend_schema(responses={200: FolderOutputSerializer})
+    @extend_schema(responses={200: FolderDetailOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
-        return Response(FolderOutputSerializer(selectors.folder_get_owned(user=request.user, folder_id=folder_id)).data)
+        # Read before the folder: every event after it is at least as new as the state returned.
+        after = selectors.folder_events_position(folder_id=folder_id)
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder.events_after = after  # type: ignore[attr-defined]
+        return Response(FolderDetailOutputSerializer(folder).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:
@@ -149,3 +162,44 @@ class FileDetailApi(APIView):
         if file is None:
             raise Http404("File not found.")
         return Response(FileOutputSerializer(file).data)
+
+
+class FolderFilesRetryApi(APIView):
+    """Index failed files again: the ones named, or every failed file of the folder."""
+
+    class RetryInputSerializer(serializers.Serializer):
+        file_ids = serializers.ListField(
+            child=serializers.IntegerField(min_value=1),
+            required=False,
+            max_length=1000,
+            help_text="Failed or skipped files of this folder; omitted: every failed file.",
+        )
+
+    class RetryOutputSerializer(serializers.Serializer):
+        retried = serializers.ListField(child=serializers.IntegerField())
+        folder = FolderOutputSerializer()
+
+    @extend_schema(request=RetryInputSerializer, responses={202: RetryOutputSerializer})
+    def post(self, request: Request, folder_id: int) -> Response:
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        data = self.RetryInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        retried = services.files_retry(folder=folder, file_ids=data.validated_data.get("file_ids"))
+        if not retried:
+            raise ApplicationError("There is no failed or skipped file to retry.")
+        folder.refresh_from_db()
+        body = {"retried": retried, "folder": folder}
+        return Response(self.RetryOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)
+
+
+class FileRetryApi(APIView):
+    @extend_schema(request=None, responses={202: FileOutputSerializer})
+    def post(self, request: Request, file_id: int) -> Response:
+        file = selectors.file_get(user=request.user, file_id=file_id)
+        if file is None:
+            raise Http404("File not found.")
+        if file.status not in services.RETRYABLE:
+            raise ApplicationError(f"{file.path} is {file.status}; only failed or skipped files can be retried.")
+        services.files_retry(folder=file.folder, file_ids=[file.pk])
+        file.refresh_from_db()
+        return Response(FileOutputSerializer(file).data, status=status.HTTP_202_ACCEPTED)

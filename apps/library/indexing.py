@@ -81,6 +81,7 @@ def folder_index(
         File.objects.filter(folder=folder).update(indexed_checksum="")
     job_id = indexing_job_start(folder_id=folder_id, kind=JobKind.INDEX_FOLDER, token=task_id or uuid.uuid4().hex)
     Folder.objects.filter(pk=folder_id).update(status=FolderStatus.INDEXING)
+    FolderProgress(folder_id).indexing_started(reason="index")
     try:
         source = source_for(folder=folder)
         entries = list(source.list_entries())

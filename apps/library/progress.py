@@ -109,6 +109,27 @@ class FolderProgress:
             },
         )
 
+    def indexing_started(self, *, reason: str, counts: FolderCounts | None = None) -> None:
+        """Work was queued (``reason``: index, retry): pages show the folder busy before any file ends."""
+        self._send("indexing", {"reason": reason, **(counts.as_event() if counts else {})})
+
+    def folder_synced(self, *, log: SyncLog) -> None:
+        """A sync's result, as the sync log keeps it (+added ~modified -deleted, or its error)."""
+        self._send(
+            "sync",
+            {
+                "sync_log_id": log.pk,
+                "mode": log.mode,
+                "added": log.added,
+                "modified": log.modified,
+                "deleted": log.deleted,
+                "moved": log.moved,
+                "summary": log.summary,
+                "error": log.error,
+                "created_at": log.created_at.isoformat(),
+            },
+        )
+
     def folder_failed(self, *, status: str, error: str) -> None:
         self._send("folder_error", {"folder_status": status, "error": error})
 

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Count, Max, Min, Q, QuerySet
 from django.http import Http404
 
+from apps.core.events import folder_channel, last_event_id
 from apps.library.models import Chunk, File, Folder
 
 _FILE_FIELDS_UNUSED = ("embedding", "search_vector", "preview")
@@ -73,6 +75,14 @@ def folder_get_owned(*, user: AbstractBaseUser | AnonymousUser, folder_id: int) 
     if folder is None:
         raise Http404("Folder not found.")
     return folder
+
+
+def folder_events_position(*, folder_id: int) -> str:
+    """The newest event id of the folder's stream ("0" when none, or when Redis cannot say)."""
+    try:
+        return last_event_id(channel=folder_channel(folder_id))
+    except redis.RedisError:
+        return "0"
 
 
 def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | None = None) -> QuerySet[File]:

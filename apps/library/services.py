@@ -9,7 +9,13 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from apps.core.api import ApplicationError, ConflictError
-from apps.library.models import Folder, FolderStatus, SourceKind
+from apps.library.indexing import files_enqueue
+from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKind
+from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.sources import ROOT_CHECKS, SourceAuthError, SourceError, SourceNotFoundError
+
+# What a person may ask to index again: files that failed, or were skipped with a reason.
+RETRYABLE = (FileStatus.FAILED, FileStatus.SKIPPED)
 
 
 def local_path_resolve(*, path: str) -> Path:
@@ -37,7 +43,7 @@ def folder_create(*, owner: User, source: str, external_id: str, name: str = "",
     elif source == SourceKind.DRIVE:
         if not external_id.strip():
             raise ApplicationError("A Drive folder id is required.")
-        name = name or external_id
+        name = name or _source_root_name(owner=owner, source=source, external_id=external_id) or external_id
     else:
         raise ApplicationError(f"Unknown source {source!r}.")
     try:
@@ -54,6 +60,41 @@ def folder_create(*, owner: User, source: str, external_id: str, name: str = "",
     if start_indexing:
         folder_index_enqueue(folder=folder)
     return folder
+
+
+def _source_root_name(*, owner: User, source: str, external_id: str) -> str:
+    """The folder's name at its source, checked before it is connected: an id the owner's
+    credentials cannot read is refused with a reason instead of failing later in a worker."""
+    check = ROOT_CHECKS.get(source)
+    if check is None:
+        return ""
+    try:
+        return check(Folder(owner=owner, source=source, external_id=external_id))
+    except SourceNotFoundError:
+        raise ApplicationError(
+            "This Drive folder does not exist or your Google account cannot read it; pick one from the list."
+        ) from None
+    except SourceAuthError as exc:
+        raise ApplicationError(str(exc)) from None
+    except SourceError as exc:
+        raise ApplicationError(f"The folder could not be checked: {exc}") from None
+
+
+def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[int]:
+    """Index failed or skipped files again (``file_ids``, or every failed file); returns their ids."""
+    files = File.objects.filter(folder=folder, status__in=RETRYABLE)
+    files = files.filter(pk__in=file_ids) if file_ids is not None else files.filter(status=FileStatus.FAILED)
+    with transaction.atomic():
+        ids = list(files.select_for_update().values_list("pk", flat=True))
+        if not ids:
+            return []
+        # A cleared indexed checksum makes the file unsettled, so indexing claims it again.
+        File.objects.filter(pk__in=ids).update(status=FileStatus.PENDING, error="", indexed_checksum="")
+        Folder.objects.filter(pk=folder.pk).update(status=FolderStatus.INDEXING)
+        files_enqueue(folder_id=folder.pk, file_ids=ids)
+    counts = folder_counters_refresh(folder_id=folder.pk)
+    FolderProgress(folder.pk).indexing_started(reason="retry", counts=counts)
+    return ids
 
 
 def folder_index_enqueue(*, folder: Folder) -> None:

@@ -105,6 +105,8 @@ class SyncOutcome:
 # One source factory and one sync function per source kind, filled by the connectors app.
 SOURCES: dict[str, Callable[[Folder], Source]] = {}
 SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {}
+# Per source kind: the name of an unsaved folder's root, raising a SourceError when it cannot be read.
+ROOT_CHECKS: dict[str, Callable[[Folder], str]] = {}
 
 
 def source_for(*, folder: Folder) -> Source:

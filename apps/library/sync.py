@@ -86,9 +86,11 @@ def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
         folder_source_failed(folder_id=folder.pk, error=exc)
         # Counts as an attempt: beat retries after the interval, not every minute.
         Folder.objects.filter(pk=folder.pk).update(last_synced_at=timezone.now())
-        return SyncLog.objects.create(
+        failed = SyncLog.objects.create(
             folder=folder, mode="full", error=str(exc)[:2000], duration_ms=_elapsed_ms(started)
         )
+        FolderProgress(folder.pk).folder_synced(log=failed)
+        return failed
     result = outcome.result
     now = timezone.now()
     with transaction.atomic():
@@ -115,6 +117,7 @@ def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
     reconcile_settle(folder_id=folder.pk, result=result)
     counts = folder_counters_refresh(folder_id=folder.pk)
     FolderProgress(folder.pk).folder_scanned(result=result, counts=counts)
+    FolderProgress(folder.pk).folder_synced(log=log)
     return log
 
 

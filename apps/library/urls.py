@@ -9,5 +9,7 @@ urlpatterns = [
     path("folders/<int:folder_id>/reindex", apis.FolderReindexApi.as_view(), name="folder-reindex"),
     path("folders/<int:folder_id>/sync", apis.FolderSyncApi.as_view(), name="folder-sync"),
     path("folders/<int:folder_id>/events", sse.folder_events, name="folder-events"),
+    path("folders/<int:folder_id>/files/retry", apis.FolderFilesRetryApi.as_view(), name="folder-files-retry"),
     path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
+    path("files/<int:file_id>/retry", apis.FileRetryApi.as_view(), name="file-retry"),
 ]

@@ -19,6 +19,7 @@ from django.utils import timezone
 from apps.chat.models import Conversation, ConversationKind, Message, MessageType
 from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ApplicationError, ConflictError
+from apps.core.events import folder_channel, publish_event
 from apps.library.models import Folder
 from apps.library.selectors import file_embedding_get
 from apps.organize.guideline import guideline_read
@@ -128,6 +129,7 @@ def move_undo(*, move_id: int, owner_id: int) -> FileMove:
         file_relocate(file_id=move.file_id, expected_path=move.to_path, new_path=move.from_path)
         move.undone_at = timezone.now()
         move.save(update_fields=["undone_at", "updated_at"])
+        _announce_move(move=move, undone=True)
         suggestion = move.suggestion
         if suggestion is not None:
             _decision_record(
@@ -150,7 +152,24 @@ def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool,
         automatic=automatic,
     )
     suggestion_decide(suggestion=suggestion, status=SuggestionStatus.ACCEPTED, now=now)
+    _announce_move(move=move, undone=False)
     return move
+
+
+def _announce_move(*, move: FileMove, undone: bool) -> None:
+    """A `file_moved` event on the file's folder stream, once the move is committed."""
+    folder_id = move.file.folder_id
+    data = {
+        "folder_id": folder_id,
+        "move_id": move.pk,
+        "file_id": move.file_id,
+        "suggestion_id": move.suggestion_id,
+        "from_path": move.to_path if undone else move.from_path,
+        "to_path": move.from_path if undone else move.to_path,
+        "automatic": move.automatic,
+        "undone": undone,
+    }
+    transaction.on_commit(lambda: publish_event(channel=folder_channel(folder_id), type="file_moved", data=data))
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -4,16 +4,69 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 
+from apps.connectors.drive.oauth import drive_connect_finish
+from apps.core.api import ApplicationError
 from apps.library.selectors import folder_get
+
+DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
 
 
 @login_required
 def folder_list(request: HttpRequest) -> HttpResponse:
-    # Shown next to the path field: the API refuses local folders outside these roots.
-    return render(request, "web/folders.html", {"local_roots": settings.LOCAL_FOLDER_ROOTS})
+    notice = {"kind": "success", "text": DRIVE_CONNECTED} if request.GET.get("drive") == "connected" else None
+    return _folders_page(request, notice=notice)
+
+
+@require_GET
+def drive_callback(request: HttpRequest) -> HttpResponse:
+    """Where Google's consent page sends the browser back: the folders page, saying how it went.
+
+    Success redirects (a reload then cannot replay the one-time state); a refusal (denied consent,
+    a forged, replayed or expired state, a refused code) is the folders page itself with a 400,
+    and nothing stored.
+    """
+    user = _session_or_token_user(request)
+    if user is None:
+        # A browser logs in and comes back (the state keeps for a while); anything else is told why.
+        if "text/html" in request.headers.get("Accept", ""):
+            return redirect_to_login(request.get_full_path())
+        return JsonResponse({"detail": "Log in first: the callback finishes a browser's Drive connection."}, status=401)
+    params = request.GET
+    try:
+        drive_connect_finish(
+            user=user,
+            state=params.get("state", "")[:128],
+            code=params.get("code", "")[:2048],
+            error=params.get("error", "")[:256],
+        )
+    except ApplicationError as exc:
+        return _folders_page(request, notice={"kind": "error", "text": exc.message}, status=400)
+    return redirect(f"{reverse('web-folders')}?drive=connected")
+
+
+def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
+    if request.user.is_authenticated:
+        return request.user
+    try:
+        authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+    except AuthenticationFailed:
+        return None
+    return authenticated[0] if authenticated else None
+
+
+def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
+    # The roots are shown next to the path field: the API refuses local folders outside them.
+    context = {"local_roots": settings.LOCAL_FOLDER_ROOTS, "drive_notice": notice}
+    return render(request, "web/folders.html", context, status=status)
 
 
 @login_required

@@ -142,3 +142,33 @@ def test_management_command_serves_a_seeded_folder(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_shared_drives_are_listed_a_page_at_a_time(service: Any, state: DriveState) -> None:
+    ids = [state.add_shared_drive(f"Team {number}") for number in range(3)]
+
+    first = service.drives().list(pageSize=2, fields="nextPageToken,drives(id,name)").execute()
+    rest = service.drives().list(pageSize=2, pageToken=first["nextPageToken"]).execute()
+
+    assert [drive["id"] for drive in first["drives"] + rest["drives"]] == ids
+    assert first["drives"][0] == {"id": ids[0], "name": "Team 0"} and "nextPageToken" not in rest
+
+
+def test_name_contains_matches_case_insensitively_and_root_is_my_drive(service: Any, state: DriveState) -> None:
+    state.add_folder("Tax Returns")
+    state.add_folder("receipts")
+    team = state.add_shared_drive("Team")
+    state.add_folder("Old TAX papers", parent_id=team)
+
+    query = f"name contains 'tax' and mimeType = '{mimes.FOLDER}'"
+    mine = service.files().list(q=query).execute()["files"]
+    everywhere = (
+        service.files()
+        .list(q=query, corpora="allDrives", supportsAllDrives=True, includeItemsFromAllDrives=True, orderBy="name")
+        .execute()["files"]
+    )
+    at_root = service.files().list(q="'root' in parents", orderBy="name").execute()["files"]
+
+    assert [item["name"] for item in mine] == ["Tax Returns"]
+    assert [item["name"] for item in everywhere] == ["Old TAX papers", "Tax Returns"]
+    assert [item["name"] for item in at_root] == ["receipts", "Tax Returns"]

@@ -33,6 +33,22 @@ def drive_settings(settings: Settings, emulator: DriveEmulator) -> Settings:
 
 
 @pytest.fixture
+def web_client(client, user):
+    """A browser's session: Google's consent page sends the browser, not an API client, to the callback."""
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def other_web_client(other_user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(other_user)
+    return client
+
+
+@pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Delays the Drive retry policy asked for (recorded, not slept)."""
     recorded: list[float] = []

@@ -43,13 +43,20 @@ def test_connect_points_at_google_without_the_emulator(auth_client, drive_settin
     assert url.startswith("https://accounts.google.com/o/oauth2/auth?")
 
 
-def test_callback_exchanges_the_code_and_stores_the_tokens_encrypted(auth_client, drive_settings, state, user):
+def page_text(response) -> str:
+    return response.content.decode()
+
+
+def test_callback_exchanges_the_code_stores_the_tokens_encrypted_and_returns_to_the_folders_page(
+    auth_client, web_client, drive_settings, state, user
+):
     params = consent(auth_client)
-    response = auth_client.get("/api/drive/callback", params)
-    assert response.status_code == 200, response.json()
-    assert response.json()["connected"] is True
-    assert response.json()["scopes"] == ["https://www.googleapis.com/auth/drive"]
+    response = web_client.get("/api/drive/callback", params)
+    assert response.status_code == 302
+    assert response["Location"] == "/?drive=connected"
+    assert "Google Drive is connected" in page_text(web_client.get(response["Location"]))
     credential = DriveCredential.objects.get(owner=user)
+    assert credential.scopes == ["https://www.googleapis.com/auth/drive"]
     assert credential.access_token.startswith("emu-access-")
     assert credential.refresh_token.startswith("emu-refresh-")
     assert credential.token_expiry > timezone.now() + dt.timedelta(minutes=50)
@@ -57,57 +64,69 @@ def test_callback_exchanges_the_code_and_stores_the_tokens_encrypted(auth_client
     assert state.calls["oauth.token"] == 1
 
 
-def test_a_state_serves_one_callback_only(auth_client, drive_settings):
+def test_a_replayed_state_gets_the_folders_page_saying_so(auth_client, web_client, drive_settings, user):
     params = consent(auth_client)
-    assert auth_client.get("/api/drive/callback", params).status_code == 200
-    replay = auth_client.get("/api/drive/callback", params)
+    assert web_client.get("/api/drive/callback", params).status_code == 302
+    DriveCredential.objects.all().delete()
+    replay = web_client.get("/api/drive/callback", params)
     assert replay.status_code == 400
-    assert "already used" in replay.json()["detail"]
+    assert "Your folders" in page_text(replay) and "already used" in page_text(replay)
+    assert 'role="alert"' in page_text(replay)
+    assert not DriveCredential.objects.exists()
 
 
 @pytest.mark.parametrize("state_value", ["", "forged-state"])
-def test_a_missing_or_unknown_state_is_refused(auth_client, drive_settings, state_value):
+def test_a_missing_or_forged_state_is_refused_and_stores_nothing(auth_client, web_client, drive_settings, state_value):
     consent(auth_client)
-    response = auth_client.get("/api/drive/callback", {"state": state_value, "code": "emu-code-x"})
+    response = web_client.get("/api/drive/callback", {"state": state_value, "code": "emu-code-x"})
     assert response.status_code == 400
+    assert "forged" in page_text(response)
     assert not DriveCredential.objects.exists()
 
 
-def test_an_expired_state_is_refused(auth_client, drive_settings):
+def test_an_expired_state_is_refused(auth_client, web_client, drive_settings):
     params = consent(auth_client)
     OAuthState.objects.update(created_at=timezone.now() - dt.timedelta(minutes=11))
-    response = auth_client.get("/api/drive/callback", params)
+    response = web_client.get("/api/drive/callback", params)
     assert response.status_code == 400
-    assert "expired" in response.json()["detail"]
+    assert "expired" in page_text(response)
     assert not DriveCredential.objects.exists()
 
 
-def test_another_users_state_is_refused_and_stays_the_owners(auth_client, other_client, drive_settings, user):
+def test_another_users_state_is_refused_and_stays_the_owners(
+    auth_client, web_client, other_web_client, drive_settings, user
+):
     params = consent(auth_client)
-    response = other_client.get("/api/drive/callback", params)
+    response = other_web_client.get("/api/drive/callback", params)
     assert response.status_code == 400
     assert not DriveCredential.objects.exists()
-    assert auth_client.get("/api/drive/callback", params).status_code == 200
+    assert web_client.get("/api/drive/callback", params).status_code == 302
     assert DriveCredential.objects.get().owner == user
 
 
-def test_a_denied_consent_is_reported(auth_client, drive_settings):
+def test_a_denied_consent_is_reported(auth_client, web_client, drive_settings):
     params = consent(auth_client)
-    response = auth_client.get("/api/drive/callback", {"state": params["state"], "error": "access_denied"})
+    response = web_client.get("/api/drive/callback", {"state": params["state"], "error": "access_denied"})
     assert response.status_code == 400
-    assert "access_denied" in response.json()["detail"]
+    assert "did not allow access to Google Drive" in page_text(response)
     assert not DriveCredential.objects.exists()
 
 
-def test_a_code_exchange_without_the_right_verifier_is_refused(auth_client, drive_settings, user):
+def test_a_code_exchange_without_the_right_verifier_is_refused(auth_client, web_client, drive_settings, user):
     params = consent(auth_client)
     pending = OAuthState.objects.get(owner=user)
     pending.code_verifier = "x" * 64  # PKCE: the token endpoint checks it against the challenge
     pending.save()
-    response = auth_client.get("/api/drive/callback", params)
+    response = web_client.get("/api/drive/callback", params)
     assert response.status_code == 400
-    assert "invalid_grant" in response.json()["detail"]
+    assert "invalid_grant" in page_text(response)
     assert not DriveCredential.objects.exists()
+
+
+def test_the_callback_needs_a_logged_in_browser(client, drive_settings):
+    response = client.get("/api/drive/callback", {"state": "s", "code": "c"}, HTTP_ACCEPT="text/html")
+    assert response.status_code == 302 and response["Location"].startswith("/login/?next=/api/drive/callback")
+    assert client.get("/api/drive/callback", {"state": "s", "code": "c"}).status_code == 401
 
 
 def test_connect_needs_client_credentials_and_a_login(auth_client, api_client, drive_settings):
@@ -118,8 +137,8 @@ def test_connect_needs_client_credentials_and_a_login(auth_client, api_client, d
     assert "not configured" in response.json()["detail"]
 
 
-def test_disconnect_forgets_the_tokens(auth_client, drive_settings, user):
-    auth_client.get("/api/drive/callback", consent(auth_client))
+def test_disconnect_forgets_the_tokens(auth_client, web_client, drive_settings, user):
+    web_client.get("/api/drive/callback", consent(auth_client))
     assert auth_client.post("/api/drive/disconnect").status_code == 204
     credential = DriveCredential.objects.get(owner=user)
     assert credential.revoked_at is not None
@@ -127,9 +146,9 @@ def test_disconnect_forgets_the_tokens(auth_client, drive_settings, user):
 
 
 def test_a_disconnected_user_without_a_service_account_must_reconnect(
-    auth_client, drive_settings, folder, sleeps, capture
+    auth_client, web_client, drive_settings, folder, sleeps, capture
 ):
-    auth_client.get("/api/drive/callback", consent(auth_client))
+    web_client.get("/api/drive/callback", consent(auth_client))
     auth_client.post("/api/drive/disconnect")
     drive_settings.DRIVE_API_ENDPOINT = ""  # no emulator to fall back to anonymously
     log = run_sync(folder, capture)
@@ -138,20 +157,20 @@ def test_a_disconnected_user_without_a_service_account_must_reconnect(
     assert folder.status == "needs_reauth"
 
 
-def test_reconnecting_resumes_folders_that_needed_reauth(auth_client, drive_settings, folder, capture):
+def test_reconnecting_resumes_folders_that_needed_reauth(auth_client, web_client, drive_settings, folder, capture):
     Folder.objects.filter(pk=folder.pk).update(status="needs_reauth", last_error="revoked")
     params = consent(auth_client)
     with capture() as callbacks:
-        assert auth_client.get("/api/drive/callback", params).status_code == 200
+        assert web_client.get("/api/drive/callback", params).status_code == 302
     folder.refresh_from_db()
     assert (folder.status, folder.last_error) == ("pending", "")
     assert len(callbacks) == 1  # its sync, queued on commit
 
 
 def test_syncs_use_the_stored_tokens_and_keep_a_refreshed_one(
-    auth_client, drive_settings, folder, state, sleeps, inline_indexing, capture, user
+    auth_client, web_client, drive_settings, folder, state, sleeps, inline_indexing, capture, user
 ):
-    auth_client.get("/api/drive/callback", consent(auth_client))
+    web_client.get("/api/drive/callback", consent(auth_client))
     DriveCredential.objects.update(token_expiry=timezone.now() - dt.timedelta(minutes=5))
     old = DriveCredential.objects.get(owner=user).access_token
 

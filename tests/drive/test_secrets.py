@@ -79,11 +79,11 @@ def plain_http_token_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_tokens_never_reach_a_log_record(
-    every_log, auth_client, drive_settings, folder, tree, state, sleeps, inline_indexing, capture, user
+    every_log, auth_client, web_client, drive_settings, folder, tree, state, sleeps, inline_indexing, capture, user
 ) -> None:
     params = consent(auth_client)
     verifier = OAuthState.objects.get(owner=user).code_verifier
-    assert auth_client.get("/api/drive/callback", params).status_code == 200
+    assert web_client.get("/api/drive/callback", params).status_code == 302
     first = DriveCredential.objects.get(owner=user)
     # Expired, so the sync refreshes it: the new token passes through the client too.
     DriveCredential.objects.update(token_expiry=timezone.now() - dt.timedelta(minutes=1))
@@ -110,8 +110,8 @@ def test_tokens_never_reach_a_log_record(
     assert leaked == []
 
 
-def test_tokens_are_not_stored_in_plain_text(auth_client, drive_settings, user) -> None:
-    auth_client.get("/api/drive/callback", consent(auth_client))
+def test_tokens_are_not_stored_in_plain_text(auth_client, web_client, drive_settings, user) -> None:
+    web_client.get("/api/drive/callback", consent(auth_client))
     credential = DriveCredential.objects.get(owner=user)
     with connection.cursor() as cursor:
         cursor.execute(

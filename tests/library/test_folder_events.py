@@ -11,6 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from apps.core.events import events_after, folder_channel
 from apps.library.indexing import folder_index
+from apps.library.sync import folder_sync
 from tests.support.files import write
 from tests.support.sse_client import Received, parse_sse
 
@@ -45,13 +46,13 @@ def test_a_connected_client_sees_each_file_indexed_and_the_counters_reach_the_to
     connected = threading.Event()
 
     with ThreadPoolExecutor(1) as pool:
-        # one `file` event per file and the listing's `scan`
-        future = pool.submit(read_events, asgi_server, folder.pk, token=token, until=3, connected=connected)
+        # `indexing` as the run starts, one `file` event per file and the listing's `scan`
+        future = pool.submit(read_events, asgi_server, folder.pk, token=token, until=4, connected=connected)
         assert connected.wait(10)
         folder_index(folder_id=folder.pk, inline=True)
         received = future.result(timeout=30)
 
-    assert sorted(item.type for item in received) == ["file", "file", "scan"]
+    assert sorted(item.type for item in received) == ["file", "file", "indexing", "scan"]
     files = [item.data for item in received if item.type == "file"]
     assert {data["path"] for data in files} == {"a.md", "b.txt"}
     assert all(data["status"] == "indexed" for data in files)
@@ -80,3 +81,17 @@ def test_another_users_folder_stream_is_404_and_anonymous_is_401(asgi_server, fo
     assert httpx.get(url, timeout=10).status_code == 401
     malformed = httpx.get(url, headers={"Authorization": f"Token {token}", "Last-Event-ID": "nope"}, timeout=10)
     assert malformed.status_code == 400
+
+
+def test_a_sync_publishes_its_result_on_the_folder_stream(folder, root):
+    write(root, "a.md", "Notes about the garden.")
+    folder_index(folder_id=folder.pk, inline=True)
+    write(root, "b.md", "Notes about the kitchen.")
+    write(root, "a.md", "Notes about the garden and the shed.")
+
+    log = folder_sync(folder_id=folder.pk)
+
+    synced = [event.data for event in events_after(channel=folder_channel(folder.pk)) if event.type == "sync"]
+    assert log is not None and len(synced) == 1
+    assert (synced[0]["added"], synced[0]["modified"], synced[0]["deleted"]) == (1, 1, 0)
+    assert synced[0]["summary"] == "+1 ~1 -0" and synced[0]["sync_log_id"] == log.pk

@@ -13,9 +13,18 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from apps.connectors.drive.emulator import DriveEmulator
 from apps.library.models import File, Folder
 from tests.support.chat_library import add_file as add_chat_file
-from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
+from tests.support.servers import (
+    BASE_DIR,
+    RunningServer,
+    free_port,
+    start_celery_worker,
+    start_uvicorn,
+    test_database_env,
+)
+from workers.queues import ALL_QUEUES
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags chromium keeps calling Google services, which on a
@@ -67,6 +76,56 @@ def web_server(django_db_setup, django_db_blocker) -> Iterator[RunningServer]:
     )
     with start_uvicorn(env=env, log_path=BASE_DIR / "var" / f"test-web-{os.getpid()}.log") as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def drive_emulator() -> Iterator[DriveEmulator]:
+    """Google Drive and its consent page at the wire, for a module's server and worker."""
+    with DriveEmulator() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def drive_env(drive_emulator: DriveEmulator, django_db_setup, django_db_blocker) -> dict[str, str]:
+    """The server's and the worker's settings for Drive through the emulator and the OAuth web flow."""
+    port = free_port()
+    return test_database_env(
+        EMBEDDING_PROVIDER="hash",
+        LLM_PROVIDER="extractive",
+        SSE_HEARTBEAT_SECONDS="1",
+        DRIVE_API_ENDPOINT=drive_emulator.url,
+        DRIVE_MAX_RETRIES="1",
+        GOOGLE_OAUTH_CLIENT_ID="client-id.apps.googleusercontent.com",
+        GOOGLE_OAUTH_CLIENT_SECRET="client-secret-value",
+        GOOGLE_OAUTH_REDIRECT_URI=f"http://127.0.0.1:{port}/api/drive/callback",
+        GOOGLE_SERVICE_ACCOUNT_FILE="",
+        # requests-oauthlib refuses a token endpoint without TLS; the emulator is plain HTTP on loopback.
+        OAUTHLIB_INSECURE_TRANSPORT="1",
+        WEB_PORT=str(port),
+    )
+
+
+@pytest.fixture(scope="module")
+def drive_server(drive_env: dict[str, str]) -> Iterator[RunningServer]:
+    log_path = BASE_DIR / "var" / f"test-web-drive-{os.getpid()}.log"
+    with start_uvicorn(env=drive_env, port=int(drive_env["WEB_PORT"]), log_path=log_path) as server:
+        yield server
+
+
+@pytest.fixture
+def drive_worker(drive_env: dict[str, str], transactional_db) -> Iterator[None]:
+    log_path = BASE_DIR / "var" / f"test-worker-drive-{os.getpid()}.log"
+    with start_celery_worker(env=drive_env, queues=ALL_QUEUES, log_path=log_path, name="drive"):
+        yield
+
+
+@pytest.fixture
+def drive_page(browser: Browser, drive_server: RunningServer) -> Iterator[Page]:
+    context = browser.new_context(base_url=drive_server.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
 
 
 @pytest.fixture(scope="module")

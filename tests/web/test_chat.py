@@ -134,7 +134,8 @@ def test_reload_mid_answer_replays_the_run_and_completes(
     slow_model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": "W-2 withheld"}))
     slow_model.reply_text("Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1].", delay=4)
     events_requests: list[str] = []
-    page.on("request", lambda request: "/events" in request.url and events_requests.append(request.url))
+    # The run's stream only: the page also follows its folder's events (indexing progress).
+    page.on("request", lambda request: "/api/runs/" in request.url and events_requests.append(request.url))
     open_chat(page, folder)
 
     page.get_by_role("switch", name="Agent mode — slower, more thorough").check()

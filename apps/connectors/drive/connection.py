@@ -15,7 +15,8 @@ import httplib2
 from google.auth.credentials import Credentials as BaseCredentials
 from google.oauth2.credentials import Credentials as OAuthCredentials
 
-from apps.connectors.drive.factory import drive_credentials, drive_source
+from apps.connectors.drive.browse import DriveBrowser
+from apps.connectors.drive.factory import drive_browser, drive_credentials, drive_source
 from apps.connectors.drive.source import DriveSource
 from apps.connectors.models import DriveCredential
 from apps.connectors.selectors import drive_credential_get
@@ -54,7 +55,23 @@ class FolderDrive:
 
 def folder_drive(*, folder: Folder) -> FolderDrive:
     """The folder's Drive: its owner's OAuth tokens, else the service account (or the emulator)."""
-    credential = drive_credential_get(owner_id=folder.owner_id)
+    credentials, http = _owner_credentials(owner_id=folder.owner_id)
+    return FolderDrive(source=drive_source(folder_id=folder.external_id, credentials=credentials, http=http), http=http)
+
+
+def owner_drive_browser(*, owner_id: int) -> DriveBrowser:
+    """Read-only browsing of the user's Drive (the folder picker), on the same credentials as syncs."""
+    credentials, http = _owner_credentials(owner_id=owner_id)
+    return drive_browser(credentials=credentials, http=http)
+
+
+def drive_folder_root_name(folder: Folder) -> str:
+    """The Drive name of a folder about to be connected (registered as the ``drive`` root check)."""
+    return owner_drive_browser(owner_id=folder.owner_id).folder(folder.external_id).name
+
+
+def _owner_credentials(*, owner_id: int) -> tuple[BaseCredentials, CountingHttp]:
+    credential = drive_credential_get(owner_id=owner_id)
     if credential is None:
         credentials = drive_credentials()
         http = CountingHttp(timeout=_HTTP_TIMEOUT_SECONDS)
@@ -65,7 +82,7 @@ def folder_drive(*, folder: Folder) -> FolderDrive:
             expiry=credential.token_expiry,
         )
         http = CountingHttp(timeout=_HTTP_TIMEOUT_SECONDS, after_request=_token_saver(credential, credentials))
-    return FolderDrive(source=drive_source(folder_id=folder.external_id, credentials=credentials, http=http), http=http)
+    return credentials, http
 
 
 def folder_drive_source(folder: Folder) -> DriveSource:

@@ -33,6 +33,7 @@ _DEFAULT_FILE = "kind,id,name,mimeType"
 _DEFAULT_FIELDS = {
     "files.list": f"kind,incompleteSearch,nextPageToken,files({_DEFAULT_FILE})",
     "files.get": _DEFAULT_FILE,
+    "drives.list": "kind,nextPageToken,drives(kind,id,name)",
     "files.create": _DEFAULT_FILE,
     "files.update": _DEFAULT_FILE,
     "changes.list": (
@@ -115,6 +116,8 @@ def _list_files(state: DriveState, request: Request, _: str) -> Reply:
         state.item(parent_id, all_drives=all_drives)  # Drive answers 404 for an unknown parent
     drive_id = request.params.get("driveId") if request.params.get("corpora") == "drive" else None
     found = state.search(query.predicate, all_drives=all_drives, drive_id=drive_id)
+    if request.params.get("orderBy") in ("name", "folder,name"):
+        found.sort(key=lambda resource: (resource["name"].casefold(), resource["id"]))
     page_size = _int_param(request, "pageSize", 100, maximum=1000)
     offset = _int_param(request, "pageToken", 1, maximum=len(found) + 1) - 1
     payload: dict[str, Any] = {
@@ -125,6 +128,16 @@ def _list_files(state: DriveState, request: Request, _: str) -> Reply:
     if offset + page_size < len(found):
         payload["nextPageToken"] = str(offset + page_size + 1)
     return _json("files.list", request, payload)
+
+
+def _list_drives(state: DriveState, request: Request, _: str) -> Reply:
+    drives = state.shared_drives()
+    page_size = _int_param(request, "pageSize", 10, maximum=100)
+    offset = _int_param(request, "pageToken", 1, maximum=len(drives) + 1) - 1
+    payload: dict[str, Any] = {"kind": "drive#driveList", "drives": drives[offset : offset + page_size]}
+    if offset + page_size < len(drives):
+        payload["nextPageToken"] = str(offset + page_size + 1)
+    return _json("drives.list", request, payload)
 
 
 def _get_file(state: DriveState, request: Request, file_id: str) -> Reply:
@@ -280,4 +293,5 @@ _ROUTES: list[tuple[str, str, str, _View]] = [
     ("PATCH", r"/files/(?P<id>[^/]+)", "files.update", _update_file),
     ("GET", r"/changes/startPageToken", "changes.getStartPageToken", _start_page_token),
     ("GET", r"/changes", "changes.list", _list_changes),
+    ("GET", r"/drives", "drives.list", _list_drives),
 ]

@@ -1,7 +1,7 @@
 """The subset of Drive's ``q`` search language and ``fields`` masks that the emulator understands.
 
 ``q``: terms ``'<id>' in parents``, ``trashed = true|false``, ``mimeType = '...'``,
-``name = '...'`` (``=`` or ``!=``), combined with ``and``/``or`` and parentheses.
+``name = '...'`` (``=`` or ``!=``), ``name contains '...'``, combined with ``and``/``or`` and parentheses.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class Queryable(Protocol):
 
 
 Predicate = Callable[[Queryable], bool]
+ROOT_ID = "0AMyDriveRoot"  # DriveState.MY_DRIVE_ID (the state imports this module, not the reverse)
 
 _TOKEN = re.compile(r"\s*(?:(?P<string>'(?:[^'\\]|\\.)*')|(?P<op>!=|=|\(|\)|,)|(?P<word>[\w*]+))")
 
@@ -103,8 +104,14 @@ class _QueryParser:
             if (self._next(), self._next()) != ("in", "parents"):
                 raise self._error()
             self.parent_ids.add(parent_id)
-            return lambda item: parent_id in item.parents
+            # "root" is My Drive's alias in queries as in files.get.
+            parent = ROOT_ID if parent_id == "root" else parent_id
+            return lambda item: parent in item.parents
         operator = self._next()
+        if word == "name" and operator == "contains":
+            # Drive matches case-insensitively; a plain substring is close enough for tests.
+            fragment = _unquote(self._next()).casefold()
+            return lambda item: fragment in item.name.casefold()
         if operator not in ("=", "!="):
             raise self._error()
         equal = operator == "="
@@ -134,6 +141,7 @@ KNOWN_FIELDS = frozenset(
         "createdTime", "size", "trashed", "explicitlyTrashed", "driveId", "shortcutDetails",
         "targetId", "targetMimeType", "files", "nextPageToken", "incompleteSearch", "changes",
         "newStartPageToken", "startPageToken", "fileId", "removed", "file", "time", "changeType",
+        "drives",
     }
 )  # fmt: skip
 

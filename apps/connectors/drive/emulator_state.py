@@ -18,7 +18,7 @@ from typing import Any
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, Fault, FaultKind, not_found
-from apps.connectors.drive.emulator_query import Predicate
+from apps.connectors.drive.emulator_query import ROOT_ID, Predicate
 
 
 def _now() -> str:
@@ -64,7 +64,7 @@ class DriveState:
     changes.list answers 410 (None: tokens never expire).
     """
 
-    MY_DRIVE_ID = "0AMyDriveRoot"
+    MY_DRIVE_ID = ROOT_ID
 
     def __init__(self, *, change_retention: int | None = None) -> None:
         self._lock = threading.RLock()
@@ -235,6 +235,15 @@ class DriveState:
                 and (all_drives or not item.drive_id)
                 and drive_id in (None, item.drive_id)
                 and predicate(item)
+            ]
+
+    def shared_drives(self) -> list[dict[str, str]]:
+        """The shared drives, in creation order (drives.list)."""
+        with self._lock:
+            return [
+                {"kind": "drive#drive", "id": item.id, "name": item.name}
+                for item in self._items.values()
+                if item.drive_id == item.id
             ]
 
     def create(self, *, name: str, mime_type: str, parent_id: str) -> DriveItem:

@@ -10,6 +10,7 @@ from django.conf import settings
 from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 
+from apps.connectors.drive.browse import DriveBrowser
 from apps.connectors.drive.client import (
     GOOGLE_TOKEN_URI,
     RetryPolicy,
@@ -61,6 +62,23 @@ def drive_source(*, folder_id: str, credentials: BaseCredentials, http: httplib2
         http=http,
     )
     return DriveSource(service, folder_id, retry=RetryPolicy(max_retries=settings.DRIVE_MAX_RETRIES))
+
+
+def drive_browser(*, credentials: BaseCredentials, http: httplib2.Http | None = None) -> DriveBrowser:
+    service = build_drive_service(credentials=credentials, api_endpoint=settings.DRIVE_API_ENDPOINT or None, http=http)
+    return DriveBrowser(service, retry=RetryPolicy(max_retries=settings.DRIVE_MAX_RETRIES))
+
+
+def drive_access() -> str:
+    """How this server reaches Drive without a user's consent: ``service_account``, ``emulator`` or ``""``.
+
+    A service account (or the emulator in a demo) needs no "Connect Google Drive" step.
+    """
+    if settings.GOOGLE_SERVICE_ACCOUNT_FILE:
+        return "service_account"
+    if settings.DRIVE_API_ENDPOINT and not settings.GOOGLE_OAUTH_CLIENT_ID:
+        return "emulator"
+    return ""
 
 
 def drive_oauth_endpoints() -> tuple[str, str]:

@@ -48,10 +48,17 @@ def drive_connect_finish(*, user: AbstractBaseUser, state: str, code: str, error
     pending = OAuthState.objects.filter(state=state, owner_id=user.pk).first()
     # Another user's state looks unknown. Deleting is the claim: a state serves one callback only.
     if pending is None or not OAuthState.objects.filter(pk=pending.pk).delete()[0]:
-        raise ApplicationError("Unknown or already used OAuth state; connect Google Drive again.")
+        raise ApplicationError(
+            "This Google sign-in response is not valid: its state is unknown, forged or already used. "
+            "Nothing was stored; connect Google Drive again."
+        )
     if pending.created_at < timezone.now() - OAUTH_STATE_TTL:
-        raise ApplicationError("The OAuth state has expired; connect Google Drive again.")
+        raise ApplicationError(
+            "The Google sign-in took too long: its state has expired. Nothing was stored; connect Google Drive again."
+        )
     if error:
+        if error == "access_denied":
+            raise ApplicationError("You did not allow access to Google Drive (access_denied); nothing was connected.")
         raise ApplicationError(f"Google Drive was not connected: {error[:100]}.")
     if not code:
         raise ApplicationError("The callback carries no authorization code.")

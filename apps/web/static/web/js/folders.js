@@ -1,20 +1,23 @@
-// The folder list: status, counts, last sync and its result, a Sync button, the Add folder form.
+// The folder list: status, live progress and failures (from each folder's event stream), last
+// sync and its result, a Sync button, and the Add folder form (a local path or a Drive folder
+// picked from the user's Drive).
 import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
-import { statusLabel, syncSummary, timeAgo } from "./format.js";
+import { setUpDrivePanel } from "./drive-picker.js";
+import { closeOnLeave, followFolder } from "./folder-stream.js";
+import { progressText, statusLabel, syncSummary, timeAgo } from "./format.js";
 
-const POLL_MS = 2000;
+// Browsers open at most six connections per server over HTTP/1.1: a few streams, busy folders first.
+const MAX_STREAMS = 4;
 const SYNC_WAIT_MS = 120000;
 const BUSY = new Set(["pending", "indexing", "syncing"]);
 
 const list = document.getElementById("folder-list");
 const listStatus = document.getElementById("folders-status");
-const cards = new Map(); // folder id -> {card, folder, summaryFor}
+const cards = new Map(); // folder id -> {card, folder, summaryFor, stream}
 const syncing = new Map(); // folder id -> {since: last_synced_at before the click, until: deadline}
-let pollTimer = null;
 
 async function refresh() {
-  clearTimeout(pollTimer);
   let folders;
   try {
     folders = results(await api("/api/folders?limit=200"));
@@ -27,11 +30,91 @@ async function refresh() {
   keepOrder(folders);
   for (const id of [...cards.keys()]) {
     if (!folders.some((folder) => folder.id === id)) {
+      cards.get(id).stream?.close();
       cards.get(id).card.remove();
       cards.delete(id);
     }
   }
-  if (folders.some((folder) => BUSY.has(folder.status)) || syncing.size) pollTimer = setTimeout(refresh, POLL_MS);
+  follow();
+}
+
+async function refreshOne(folderId) {
+  try {
+    const folder = await api(`/api/folders/${folderId}`);
+    render(folder);
+    return folder.events_after;
+  } catch {
+    // the stream or the next load brings it; a failed poll changes nothing on the page
+  }
+}
+
+// Streams for the busy folders first, then the newest, up to MAX_STREAMS.
+function follow() {
+  const entries = [...cards.values()];
+  const wanted = [
+    ...entries.filter((entry) => BUSY.has(entry.folder.status) || syncing.has(entry.folder.id)),
+    ...entries,
+  ];
+  const chosen = new Set([...new Set(wanted)].slice(0, MAX_STREAMS));
+  for (const entry of entries) {
+    if (chosen.has(entry) && !entry.stream) openStream(entry);
+    if (!chosen.has(entry) && entry.stream && !BUSY.has(entry.folder.status)) {
+      entry.stream.close();
+      entry.stream = null;
+    }
+  }
+}
+
+// The folder's current state first, then its events after that state.
+async function openStream(entry) {
+  const placeholder = { closed: false, close: () => (placeholder.closed = true) };
+  entry.stream = placeholder;
+  const after = (await refreshOne(entry.folder.id)) ?? "0";
+  if (!placeholder.closed && cards.get(entry.folder.id) === entry) entry.stream = stream(entry.folder.id, after);
+}
+
+function stream(folderId, after) {
+  const update = (data) => applyCounts(folderId, data);
+  return followFolder(
+    folderId,
+    {
+      indexing: (data) => {
+        const entry = cards.get(folderId);
+        if (entry) render({ ...entry.folder, status: "indexing" });
+        update(data);
+      },
+      scan: update,
+      file: update,
+      sync: (data) => {
+        const entry = cards.get(folderId);
+        if (!entry) return;
+        entry.summaryFor = data.created_at;
+        render({ ...entry.folder, last_synced_at: data.created_at, last_error: data.error || entry.folder.last_error });
+        field(entry.card, "sync-result").textContent = syncSummary(data);
+      },
+      folder_error: (data) => {
+        const entry = cards.get(folderId);
+        if (entry) render({ ...entry.folder, status: data.folder_status, last_error: data.error });
+      },
+    },
+    { poll: () => refreshOne(folderId), after },
+  );
+}
+
+function applyCounts(folderId, data) {
+  const entry = cards.get(folderId);
+  if (!entry || data.files_total === undefined) return;
+  // A run that just finished also changed what events do not carry (the last sync time).
+  if (BUSY.has(entry.folder.status) && data.folder_status === "ready") refreshOne(folderId);
+  render({
+    ...entry.folder,
+    status: data.folder_status ?? entry.folder.status,
+    files_total: data.files_total,
+    files_indexed: data.files_indexed,
+    files_done: data.files_done,
+    files_failed: data.files_failed,
+    files_skipped: data.files_skipped,
+  });
 }
 
 // New folders come first, as the API lists them; nodes only move when the order changed, so a
@@ -49,17 +132,19 @@ function render(folder) {
     field(card, "link").href = `/folders/${folder.id}/`;
     field(card, "chat").href = `/folders/${folder.id}/`;
     field(card, "chat").setAttribute("aria-label", `Chat with ${folder.name}`);
+    field(card, "progress").setAttribute("aria-label", `Files of ${folder.name} done`);
     const button = card.querySelector('[data-action="sync"]');
-    button.setAttribute("aria-label", `Sync ${folder.name} now`);
     button.addEventListener("click", () => {
       if (cards.get(folder.id).folder.status === "needs_reauth") reconnectDrive();
       else startSync(folder.id);
     });
-    list.append(card);
-    entry = { card, folder, summaryFor: undefined };
+    list.prepend(card);
+    entry = { card, folder, summaryFor: undefined, stream: null };
     cards.set(folder.id, entry);
   }
-  entry.folder = folder;
+  // Counts of failed and skipped files come with events only; a reload of the row keeps them.
+  entry.folder = { files_failed: entry.folder.files_failed, files_skipped: entry.folder.files_skipped, ...folder };
+  folder = entry.folder;
   const { card } = entry;
   card.dataset.status = folder.status;
   field(card, "link").textContent = folder.name;
@@ -67,17 +152,21 @@ function render(folder) {
   badge.textContent = statusLabel(folder.status);
   badge.dataset.status = folder.status;
   field(card, "source").textContent = folder.source === "drive" ? "Google Drive" : "Local directory";
-  field(card, "location").textContent = folder.external_id;
+  field(card, "location").textContent = folder.source === "drive" ? folder.name : folder.external_id;
+  const done = folder.files_done ?? (BUSY.has(folder.status) ? folder.files_indexed : folder.files_total);
   const progress = field(card, "progress");
   progress.max = Math.max(folder.files_total, 1);
-  progress.value = folder.files_indexed;
-  field(card, "counts").textContent = `${folder.files_indexed} of ${folder.files_total} files indexed`;
+  progress.value = folder.files_total ? done : 0;
+  field(card, "counts").textContent = progressText(folder);
   const lastSync = field(card, "last-sync");
   lastSync.textContent = `Last sync: ${timeAgo(folder.last_synced_at)}`;
   lastSync.title = folder.last_synced_at ?? "";
   const error = field(card, "error");
   error.textContent = folder.last_error;
   error.hidden = !folder.last_error;
+  const failures = field(card, "failures");
+  failures.textContent = folder.files_failed ? `${folder.files_failed} failed: see the folder page to retry.` : "";
+  failures.hidden = !folder.files_failed;
   updateSync(entry);
 }
 
@@ -86,6 +175,9 @@ function updateSync(entry) {
   const pending = syncing.get(folder.id);
   const result = field(card, "sync-result");
   const button = card.querySelector('[data-action="sync"]');
+  const reconnect = folder.status === "needs_reauth";
+  button.textContent = reconnect ? "Reconnect" : "Sync now";
+  button.setAttribute("aria-label", reconnect ? `Reconnect Google Drive for ${folder.name}` : `Sync ${folder.name} now`);
   if (pending && folder.last_synced_at === pending.since && Date.now() < pending.until) {
     button.disabled = true;
     result.textContent = "Checking for updates…";
@@ -96,7 +188,6 @@ function updateSync(entry) {
   }
   syncing.delete(folder.id);
   button.disabled = folder.status === "syncing";
-  button.textContent = folder.status === "needs_reauth" ? "Reconnect Drive" : "Sync now";
   if (folder.last_synced_at && entry.summaryFor !== folder.last_synced_at) {
     entry.summaryFor = folder.last_synced_at;
     showLastSyncResult(folder.id, result);
@@ -116,6 +207,7 @@ async function startSync(folderId) {
   const entry = cards.get(folderId);
   syncing.set(folderId, { since: entry.folder.last_synced_at, until: Date.now() + SYNC_WAIT_MS });
   updateSync(entry);
+  follow();
   try {
     render(await api(`/api/folders/${folderId}/sync`, { method: "POST" }));
   } catch (error) {
@@ -124,7 +216,8 @@ async function startSync(folderId) {
     field(entry.card, "sync-result").textContent = `Sync failed: ${error.message}`;
     return;
   }
-  refresh();
+  // The stream's `sync` event ends the wait; without a stream this is the only check left.
+  setTimeout(() => syncing.has(folderId) && refreshOne(folderId), SYNC_WAIT_MS);
 }
 
 async function reconnectDrive() {
@@ -135,21 +228,30 @@ async function reconnectDrive() {
   }
 }
 
+function added(folder) {
+  render(folder);
+  listStatus.textContent = `Added ${folder.name}. Indexing has started.`;
+  follow();
+}
+
 function setUpAddForm() {
   const form = document.getElementById("add-folder-form");
   const errorBox = document.getElementById("add-folder-error");
+  const drive = setUpDrivePanel({ onAdded: added, errorBox });
   const showSource = () => {
     const source = form.elements.source.value;
     for (const group of form.querySelectorAll("[data-source]")) group.hidden = group.dataset.source !== source;
+    if (source === "drive") drive.show();
   };
-  form.addEventListener("change", showSource);
+  form.addEventListener("change", (event) => {
+    if (event.target.name === "source") showSource();
+  });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     errorBox.textContent = "";
-    const source = form.elements.source.value;
-    const location = source === "local" ? "path" : "drive_folder_id";
+    if (form.elements.source.value !== "local") return; // Drive folders are added from the picker
     // Empty fields are left out: the API then says what is required rather than "may not be blank".
-    const values = { source, [location]: form.elements[location].value.trim(), name: form.elements.name.value.trim() };
+    const values = { source: "local", path: form.elements.path.value.trim(), name: form.elements.name.value.trim() };
     const body = Object.fromEntries(Object.entries(values).filter(([, value]) => value));
     const submit = form.querySelector('button[type="submit"]');
     submit.disabled = true;
@@ -157,16 +259,23 @@ function setUpAddForm() {
       const folder = await api("/api/folders", { method: "POST", body });
       form.reset();
       showSource();
-      render(folder);
-      listStatus.textContent = `Added ${folder.name}. Indexing has started.`;
-      refresh();
+      added(folder);
     } catch (error) {
       errorBox.textContent = error.message;
     } finally {
       submit.disabled = false;
     }
   });
+  // Back from Google's consent page: show the Drive side of the form with its result.
+  const notice = document.getElementById("drive-notice");
+  if (notice) {
+    form.elements.source.value = "drive";
+    showSource();
+    notice.focus();
+    history.replaceState(null, "", "/"); // a reload must not replay the one-time callback
+  }
 }
 
+closeOnLeave(() => [...cards.values()].map((entry) => entry.stream).filter(Boolean));
 setUpAddForm();
 refresh();

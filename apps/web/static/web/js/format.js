@@ -54,3 +54,11 @@ export function syncSummary(log) {
     .map(([count, word]) => `${count} ${word}`);
   return parts.length ? `Updated: ${parts.join(", ")}` : "Up to date";
 }
+
+// "3 of 5 files indexed, 1 failed, 1 skipped": failed and skipped counts come with live events.
+export function progressText(folder) {
+  const parts = [`${folder.files_indexed} of ${folder.files_total} files indexed`];
+  if (folder.files_failed) parts.push(`${folder.files_failed} failed`);
+  if (folder.files_skipped) parts.push(`${folder.files_skipped} skipped`);
+  return parts.join(", ");
+}

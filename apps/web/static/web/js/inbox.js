@@ -1,11 +1,25 @@
-// The inbox feed: the assistant's conversation and file cards with suggestions, in time order.
+// The inbox: the assistant's conversation, file cards with suggestions (accept, keep, or choose
+// another folder), moves with Undo, and a message box to the assistant whose steps stream as on
+// the chat page. New suggestions and moves arrive live from the folders' event streams.
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h } from "./dom.js";
+import { closeOnLeave, followFolder } from "./folder-stream.js";
 import { timeAgo } from "./format.js";
+import { AnswerView, questionItem } from "./message-view.js";
+import { followRun } from "./run-stream.js";
 
+const MAX_STREAMS = 4; // browsers open at most six connections per server over HTTP/1.1
 const feed = document.getElementById("inbox-feed");
 const status = document.getElementById("inbox-status");
+const form = document.getElementById("inbox-composer");
+const folderSelect = document.getElementById("inbox-folder");
+const messageBox = document.getElementById("inbox-message");
+const send = document.getElementById("inbox-send");
+const runStatus = document.getElementById("inbox-run-status");
+const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
+const streams = [];
+const undone = new Set(); // moves already undone: their messages offer no Undo
 
 const OUTCOMES = {
   accept: (target) => `Moved to ${target}.`,
@@ -26,16 +40,22 @@ async function listOrNothing(path) {
 async function load() {
   let conversations;
   let suggestions;
+  let folders;
   try {
-    [conversations, suggestions] = await Promise.all([
+    let moves;
+    [conversations, suggestions, folders, moves] = await Promise.all([
       listOrNothing("/api/inbox/conversations"),
       listOrNothing("/api/inbox/suggestions?status=pending"),
+      api("/api/folders?limit=200").then(results),
+      listOrNothing("/api/inbox/moves?limit=500"),
     ]);
+    for (const move of moves.items) if (move.undone_at) undone.add(move.id);
   } catch (error) {
     status.textContent = `Could not load the inbox: ${error.message}`;
     return;
   }
-  const suggestedMessages = new Set(suggestions.items.map((suggestion) => suggestion.message_id ?? suggestion.message));
+  setUpFolders(folders, conversations.items);
+  const suggestedMessages = new Set(suggestions.items.map((suggestion) => suggestion.message_id));
   const entries = [
     ...conversations.items.flatMap((conversation) =>
       (conversation.messages ?? [])
@@ -45,13 +65,59 @@ async function load() {
     ...suggestions.items.map((suggestion) => ({ at: suggestion.created_at, node: suggestionCard(suggestion) })),
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
   feed.replaceChildren(...entries.map((entry) => entry.node));
-  if (entries.length) status.textContent = "";
-  else if (!conversations.available && !suggestions.available)
+  showEmptyState(conversations.available || suggestions.available);
+  for (const folder of folders.slice(0, MAX_STREAMS)) streams.push(follow(folder.id));
+}
+
+function showEmptyState(available) {
+  if (feed.children.length) status.textContent = "";
+  else if (!available)
     status.textContent = "The inbox assistant is not available on this server yet. Your folders and chats work as usual.";
   else status.textContent = "Your inbox is empty. New files in an inbox folder appear here with a suggestion for where they belong.";
 }
 
+function setUpFolders(folders, conversations) {
+  folderSelect.replaceChildren(...folders.map((folder) => h("option", { value: folder.id }, folder.name)));
+  const latest = conversations[0]?.folder_id;
+  if (latest) folderSelect.value = String(latest);
+  form.hidden = !folders.length;
+}
+
+function follow(folderId) {
+  return followFolder(folderId, {
+    suggestion: (data) => addSuggestion(data.suggestion_id),
+    file_moved: (data) => {
+      if (data.automatic && !data.undone && !shown.moves.has(data.move_id)) {
+        appendLive(moveItem({ id: data.move_id, from: data.from_path, to: data.to_path, automatic: true }));
+      }
+    },
+  });
+}
+
+async function addSuggestion(id) {
+  if (shown.suggestions.has(id)) return;
+  let suggestion;
+  try {
+    suggestion = await api(`/api/inbox/suggestions?status=pending&limit=100`).then((data) =>
+      results(data).find((item) => item.id === id),
+    );
+  } catch {
+    return; // the next load shows it
+  }
+  if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+}
+
+function appendLive(node) {
+  feed.append(node);
+  status.textContent = "";
+}
+
 function messageItem(message) {
+  shown.messages.add(message.id);
+  const moveId = message.content?.moveId;
+  if (message.type === "action_result" && moveId) {
+    return moveItem({ id: moveId, text: message.text ?? message.content?.details, createdAt: message.created_at });
+  }
   const item = clone("feed-message");
   item.classList.add(message.role === "user" ? "message-user" : "message-agent");
   field(item, "role").textContent = message.role === "user" ? "You" : "Assistant";
@@ -60,10 +126,41 @@ function messageItem(message) {
   return item;
 }
 
+// A move the assistant made (asked or automatic), with Undo while it stands.
+function moveItem({ id, text, from, to, automatic, createdAt }) {
+  shown.moves.add(id);
+  const item = clone("move-item");
+  field(item, "text").textContent =
+    text ?? `Moved ${from} to ${to}${automatic ? " automatically" : ""}. Undo it if that was wrong.`;
+  setTime(field(item, "time"), createdAt ?? new Date().toISOString());
+  const button = item.querySelector('[data-action="undo"]');
+  button.setAttribute("aria-label", `Undo the move of ${(to ?? text ?? "").split("/").at(-1)}`);
+  button.addEventListener("click", () => undo(id, button, field(item, "outcome")));
+  button.hidden = undone.has(id);
+  return item;
+}
+
+async function undo(moveId, button, outcome) {
+  button.disabled = true;
+  try {
+    const move = await api(`/api/inbox/moves/${moveId}/undo`, { method: "POST" });
+    outcome.textContent = `Moved back to ${move.from_path}.`;
+    undone.add(moveId);
+    button.hidden = true;
+  } catch (error) {
+    outcome.textContent = error.message;
+    // Already undone stays done; anything else may be tried again.
+    button.disabled = error instanceof ApiError && error.status === 409;
+  }
+  outcome.tabIndex = -1;
+  outcome.focus();
+}
+
 function suggestionCard(suggestion) {
+  shown.suggestions.add(suggestion.id);
   const item = clone("suggestion-card");
-  const path = suggestion.source_path ?? suggestion.file?.path ?? "";
-  const name = suggestion.file_name ?? suggestion.file?.name ?? path.split("/").at(-1);
+  const path = suggestion.source_path ?? suggestion.file_path ?? "";
+  const name = suggestion.file_name ?? path.split("/").at(-1);
   field(item, "file-name").textContent = name;
   field(item, "path").textContent = path;
   field(item, "target").textContent = suggestion.target_folder;
@@ -84,7 +181,7 @@ function suggestionCard(suggestion) {
 
 function setUpChooser(item, suggestion, name) {
   const toggle = item.querySelector('[data-action="choose"]');
-  const form = field(item, "choose-form");
+  const chooser = field(item, "choose-form");
   const input = field(item, "choose-input");
   const options = field(item, "choose-options");
   // Ids unique per card tie the label and the suggestions list to this card's input.
@@ -93,16 +190,30 @@ function setUpChooser(item, suggestion, name) {
   input.setAttribute("list", options.id);
   field(item, "choose-label").htmlFor = input.id;
   field(item, "choose-label").textContent = `Destination folder for ${name}`;
-  const alternatives = (suggestion.alternatives ?? []).map((alt) =>
-    typeof alt === "string" ? alt : (alt.target_folder ?? alt.path ?? alt.folder),
+  const alternatives = (suggestion.alternatives ?? [])
+    .map((alt) => (typeof alt === "string" ? alt : (alt.folder ?? alt.target_folder ?? alt.path)))
+    .filter(Boolean);
+  options.replaceChildren(...alternatives.map((value) => h("option", { value })));
+  // The assistant's other candidates, one click each.
+  field(item, "alternatives").replaceChildren(
+    ...alternatives.map((folder) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          onclick: () => respond(item, suggestion, { action: "choose", target_folder: folder }),
+        },
+        `Move to ${folder}`,
+      ),
+    ),
   );
-  options.replaceChildren(...alternatives.filter(Boolean).map((value) => h("option", { value })));
   toggle.addEventListener("click", () => {
-    form.hidden = !form.hidden;
-    toggle.setAttribute("aria-expanded", String(!form.hidden));
-    if (!form.hidden) input.focus();
+    chooser.hidden = !chooser.hidden;
+    toggle.setAttribute("aria-expanded", String(!chooser.hidden));
+    if (!chooser.hidden) input.focus();
   });
-  form.addEventListener("submit", (event) => {
+  chooser.addEventListener("submit", (event) => {
     event.preventDefault();
     const target = input.value.trim();
     if (target) respond(item, suggestion, { action: "choose", target_folder: target });
@@ -113,8 +224,9 @@ async function respond(item, suggestion, body) {
   const buttons = item.querySelectorAll("button");
   const outcome = field(item, "outcome");
   for (const button of buttons) button.disabled = true;
+  let answer;
   try {
-    await api(`/api/inbox/suggestions/${suggestion.id}/respond`, { method: "POST", body });
+    answer = await api(`/api/inbox/suggestions/${suggestion.id}/respond`, { method: "POST", body });
   } catch (error) {
     outcome.textContent = error.message;
     for (const button of buttons) button.disabled = false;
@@ -124,6 +236,15 @@ async function respond(item, suggestion, body) {
   field(item, "choose-form").hidden = true;
   field(item, "card").classList.add("decided");
   outcome.textContent = OUTCOMES[body.action](body.target_folder ?? suggestion.target_folder);
+  if (answer.move) {
+    shown.moves.add(answer.move.id);
+    if (answer.message) shown.messages.add(answer.message.id);
+    const undoButton = item.querySelector('[data-action="undo"]');
+    undoButton.hidden = false;
+    undoButton.disabled = false;
+    undoButton.setAttribute("aria-label", `Undo the move of ${answer.move.to_path.split("/").at(-1)}`);
+    undoButton.onclick = () => undo(answer.move.id, undoButton, outcome);
+  }
   // The button that had focus is gone with the actions: keep keyboard users on this card.
   outcome.tabIndex = -1;
   outcome.focus();
@@ -134,4 +255,86 @@ function setTime(element, iso) {
   element.textContent = iso ? timeAgo(iso) : "";
 }
 
+// --- talking to the assistant ------------------------------------------------------------------
+
+function setRunStatus(text, { working = false, failed = false } = {}) {
+  runStatus.textContent = text;
+  runStatus.classList.toggle("working", working);
+  runStatus.classList.toggle("failed", failed);
+}
+
+async function ask(text) {
+  send.disabled = true;
+  setRunStatus("Sending…", { working: true });
+  let accepted;
+  try {
+    accepted = await api("/api/inbox/conversations", {
+      method: "POST",
+      body: { folder_id: Number(folderSelect.value), message: text },
+    });
+  } catch (error) {
+    setRunStatus(error.message, { failed: true });
+    send.disabled = false;
+    return false;
+  }
+  appendLive(questionItem(text));
+  shown.messages.add(accepted.message_id);
+  const view = new AnswerView();
+  view.streaming(true);
+  appendLive(view.item);
+  setRunStatus("Waiting for the assistant…", { working: true });
+  const finish = () => {
+    send.disabled = false;
+  };
+  followRun(accepted.events_url, {
+    status: (data) => setRunStatus(`${data.phase?.replaceAll("_", " ") ?? "Working"}…`, { working: true }),
+    tool_call: (data) => {
+      view.steps.call(data);
+      setRunStatus(`Running ${data.tool_name}…`, { working: true });
+    },
+    tool_result: (data) => view.steps.result(data),
+    text_delta: (data) => view.delta(data.text),
+    message: (data) => {
+      // The answer is the text message; the others (search results, moves, suggestions) get their own items.
+      if (!data.type || data.type === "text") return view.finish(data);
+      if (data.type === "suggestion") return addSuggestion(data.content?.suggestionId ?? data.content?.suggestion_id);
+      if (!shown.messages.has(data.id) && data.type !== "search_result") appendLive(messageItem(data));
+    },
+    suggestion: (data) => data.suggestion_id && addSuggestion(data.suggestion_id),
+    done: () => {
+      view.streaming(false);
+      if (!view.text && !view.item.querySelector(".step")) view.item.remove();
+      setRunStatus("Answered.");
+      finish();
+    },
+    error: (data) => {
+      view.fail(data.message ?? "The assistant failed.");
+      setRunStatus(data.message ?? "The assistant failed.", { failed: true });
+      finish();
+    },
+    reconnecting: () => setRunStatus("Connection lost; reconnecting…", { working: true }),
+    lost: () => {
+      view.fail("Lost this answer's progress. Reload the page to see the conversation.");
+      finish();
+    },
+  });
+  return true;
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const text = messageBox.value.trim();
+  if (!text || send.disabled) return;
+  if (await ask(text)) messageBox.value = "";
+  messageBox.focus();
+});
+
+messageBox.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+closeOnLeave(() => streams);
 load();

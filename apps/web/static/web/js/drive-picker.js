@@ -1,0 +1,175 @@
+// The Drive side of the Add folder form: "Connect Google Drive" when Drive is not connected yet,
+// then a picker over the user's Drive (GET /api/drive/folders): My Drive and shared drives,
+// folders only, a page at a time, with breadcrumbs and a search by name. Picking a folder adds it.
+import { ApiError, api } from "./api.js";
+import { h } from "./dom.js";
+
+export function setUpDrivePanel({ onAdded, errorBox }) {
+  const status = document.getElementById("drive-status");
+  const connect = document.getElementById("drive-connect");
+  const picker = document.getElementById("drive-picker");
+  const search = document.getElementById("drive-search");
+  const crumbs = document.getElementById("drive-breadcrumbs");
+  const drives = document.getElementById("drive-drives");
+  const folders = document.getElementById("drive-folders");
+  const more = document.getElementById("drive-more");
+  const pickCurrent = document.getElementById("drive-pick-current");
+  let shown = false;
+  let place = { parent: "", drive: "", q: "" };
+  let nextPage = null;
+  let current = null; // the folder being shown (the last breadcrumb), or null at My Drive's root
+
+  connect.addEventListener("click", async () => {
+    connect.disabled = true;
+    try {
+      window.location.assign((await api("/api/drive/connect")).auth_url);
+    } catch (error) {
+      status.textContent = `Could not start connecting Google Drive: ${error.message}`;
+      connect.disabled = false;
+    }
+  });
+
+  async function show() {
+    if (shown) return;
+    shown = true;
+    let state;
+    try {
+      state = await api("/api/drive/status");
+    } catch (error) {
+      status.textContent = `Could not check Google Drive: ${error.message}`;
+      shown = false;
+      return;
+    }
+    if (!state.connected) {
+      status.textContent = state.can_connect
+        ? "Connect your Google Drive to pick a folder from it."
+        : "Google Drive is not configured on this server (GOOGLE_OAUTH_CLIENT_ID or GOOGLE_SERVICE_ACCOUNT_FILE).";
+      connect.hidden = !state.can_connect;
+      return;
+    }
+    status.textContent =
+      state.access === "service_account" ? "Google Drive is reachable through the server's service account." : "";
+    picker.hidden = false;
+    browse({ parent: "", drive: "", q: "" });
+  }
+
+  async function browse(next, { append = false } = {}) {
+    place = next;
+    if (!place.q) search.value = ""; // browsing leaves the search
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(place)) if (value) params.set(key, value);
+    if (append && nextPage) params.set("page_token", nextPage);
+    status.textContent = place.q ? `Searching for “${place.q}”…` : "Loading folders…";
+    let page;
+    try {
+      page = await api(`/api/drive/folders?${params}`);
+    } catch (error) {
+      status.textContent = error.message;
+      if (error instanceof ApiError && error.status === 409) connect.hidden = false;
+      return;
+    }
+    nextPage = page.next_page_token;
+    more.hidden = !nextPage;
+    const rows = page.folders.map((folder) => folderRow(folder));
+    if (append) folders.append(...rows);
+    else folders.replaceChildren(...rows);
+    if (!append) {
+      showCrumbs(page.breadcrumbs);
+      drives.replaceChildren(...page.drives.map((drive) => driveRow(drive)));
+      drives.hidden = !page.drives.length;
+    }
+    const count = folders.children.length;
+    status.textContent = place.q
+      ? `${count} folder${count === 1 ? "" : "s"} named like “${place.q}”.`
+      : count
+        ? `${count} folder${count === 1 ? "" : "s"} here.`
+        : "No folders here.";
+  }
+
+  function showCrumbs(trail) {
+    current = place.q ? null : (trail.at(-1) ?? null);
+    const isRoot = !current || (!current.drive_id && trail.length === 1);
+    const items = place.q ? [{ id: "", name: "My Drive", drive_id: null }, { id: null, name: `Search: ${place.q}` }] : trail;
+    crumbs.replaceChildren(
+      ...items.map((crumb, index) => {
+        const last = index === items.length - 1;
+        if (last || crumb.id === null) return h("li", {}, h("span", { "aria-current": "location" }, crumb.name));
+        const target = index === 0 && !crumb.drive_id ? { parent: "", drive: "", q: "" } : { parent: crumb.id, drive: crumb.drive_id ?? "", q: "" };
+        return h("li", {}, h("button", { type: "button", class: "link-button", onclick: () => browse(target) }, crumb.name));
+      }),
+    );
+    pickCurrent.hidden = isRoot;
+    if (!isRoot) {
+      pickCurrent.textContent = `Add “${current.name}”`;
+      pickCurrent.onclick = () => pick(current);
+    }
+  }
+
+  function folderRow(folder) {
+    return h(
+      "li",
+      { class: "picker-row" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-button folder-open",
+          "aria-label": `Open ${folder.name}`,
+          onclick: () => browse({ parent: folder.id, drive: folder.drive_id ?? "", q: "" }),
+        },
+        h("span", { class: "folder-glyph", "aria-hidden": "true" }),
+        folder.name,
+      ),
+      h("button", { type: "button", class: "button small", "aria-label": `Add ${folder.name}`, onclick: () => pick(folder) }, "Add"),
+    );
+  }
+
+  function driveRow(drive) {
+    return h(
+      "li",
+      { class: "picker-row" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-button folder-open",
+          "aria-label": `Open shared drive ${drive.name}`,
+          onclick: () => browse({ parent: drive.id, drive: drive.id, q: "" }),
+        },
+        h("span", { class: "drive-glyph", "aria-hidden": "true" }),
+        drive.name,
+      ),
+    );
+  }
+
+  async function pick(folder) {
+    errorBox.textContent = "";
+    status.textContent = `Adding ${folder.name}…`;
+    try {
+      const added = await api("/api/folders", {
+        method: "POST",
+        body: { source: "drive", drive_folder_id: folder.id, name: folder.name },
+      });
+      status.textContent = ""; // the folder list announces it
+      onAdded(added);
+    } catch (error) {
+      status.textContent = "";
+      errorBox.textContent = error.message;
+    }
+  }
+
+  const runSearch = () => {
+    const q = search.value.trim();
+    browse(q ? { parent: "", drive: "", q } : { parent: "", drive: "", q: "" });
+  };
+  document.getElementById("drive-search-go").addEventListener("click", runSearch);
+  search.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault(); // not the Add folder form's submit
+      runSearch();
+    }
+  });
+  more.addEventListener("click", () => browse(place, { append: true }));
+
+  return { show };
+}

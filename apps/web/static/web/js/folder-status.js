@@ -1,0 +1,152 @@
+// The folder page's live indexing state: a progress bar, and the files that failed or were
+// skipped with their reasons, each with a Retry (and "Retry all failed"), all updated from the
+// folder's event stream.
+import { api, results } from "./api.js";
+import { clone, field } from "./dom.js";
+import { closeOnLeave, followFolder } from "./folder-stream.js";
+import { progressText, statusLabel } from "./format.js";
+
+const root = document.getElementById("folder-live");
+const folderId = Number(root.dataset.folderId);
+const progress = document.getElementById("folder-progress");
+const counts = document.getElementById("folder-counts");
+const state = document.getElementById("folder-state");
+const panel = document.getElementById("problem-files");
+const list = document.getElementById("problem-list");
+const count = document.getElementById("problem-count");
+const problemStatus = document.getElementById("problem-status");
+const retryAll = document.getElementById("retry-all");
+const rows = new Map(); // file id -> row
+
+function showFolder(folder) {
+  const done = folder.files_done ?? folder.files_indexed;
+  progress.max = Math.max(folder.files_total, 1);
+  progress.value = folder.files_total ? done : 0;
+  counts.textContent = progressText(folder);
+  state.textContent = statusLabel(folder.status);
+  state.dataset.status = folder.status;
+}
+
+function showFile(file) {
+  if (file.status !== "failed" && file.status !== "skipped") {
+    rows.get(file.id)?.remove();
+    rows.delete(file.id);
+    return updatePanel();
+  }
+  let row = rows.get(file.id);
+  if (!row) {
+    row = clone("problem-item");
+    row.querySelector('[data-action="retry"]').addEventListener("click", () => retry(file.id));
+    rows.set(file.id, row);
+    list.append(row);
+  }
+  row.dataset.status = file.status;
+  field(row, "path").textContent = file.path;
+  const badge = field(row, "status");
+  badge.textContent = file.status === "failed" ? "Failed" : "Skipped";
+  badge.dataset.status = file.status === "failed" ? "error" : "pending";
+  field(row, "reason").textContent = file.error || "No reason was recorded.";
+  const button = row.querySelector('[data-action="retry"]');
+  button.disabled = false;
+  button.textContent = "Retry";
+  button.setAttribute("aria-label", `Retry ${file.path}`);
+  updatePanel();
+}
+
+function updatePanel() {
+  const failed = [...rows.values()].filter((row) => row.dataset.status === "failed").length;
+  panel.hidden = rows.size === 0;
+  count.textContent = `(${rows.size})`;
+  retryAll.disabled = failed === 0;
+}
+
+async function retry(fileId) {
+  const button = rows.get(fileId)?.querySelector('[data-action="retry"]');
+  if (button) {
+    button.disabled = true;
+    button.textContent = "Retrying…";
+  }
+  try {
+    const file = await api(`/api/files/${fileId}/retry`, { method: "POST" });
+    problemStatus.textContent = `Retrying ${file.path}…`;
+    rows.get(fileId).dataset.status = "pending";
+  } catch (error) {
+    problemStatus.textContent = error.message;
+    if (button) {
+      button.disabled = false;
+      button.textContent = "Retry";
+    }
+  }
+  updatePanel();
+}
+
+retryAll.addEventListener("click", async () => {
+  retryAll.disabled = true;
+  try {
+    const answer = await api(`/api/folders/${folderId}/files/retry`, { method: "POST", body: {} });
+    problemStatus.textContent = `Retrying ${answer.retried.length} failed file${answer.retried.length === 1 ? "" : "s"}…`;
+    for (const id of answer.retried) {
+      const row = rows.get(id);
+      if (!row) continue;
+      row.dataset.status = "pending";
+      const button = row.querySelector('[data-action="retry"]');
+      button.disabled = true;
+      button.textContent = "Retrying…";
+    }
+    showFolder(answer.folder);
+  } catch (error) {
+    problemStatus.textContent = error.message;
+  }
+  updatePanel();
+});
+
+// The folder's state now, and the event id it reflects (the stream follows from there).
+async function load() {
+  try {
+    const [folder, failed, skipped] = await Promise.all([
+      api(`/api/folders/${folderId}`),
+      api(`/api/folders/${folderId}/files?status=failed&limit=200`),
+      api(`/api/folders/${folderId}/files?status=skipped&limit=200`),
+    ]);
+    showFolder(folder);
+    for (const file of [...results(failed), ...results(skipped)]) showFile(file);
+    return folder.events_after;
+  } catch (error) {
+    problemStatus.textContent = `Could not load the folder's files: ${error.message}`;
+    return "0";
+  }
+}
+
+let folder = null;
+const counted = (data) => {
+  if (data.files_total === undefined) return;
+  folder = { ...(folder ?? {}), ...data, status: data.folder_status ?? folder?.status };
+  showFolder(folder);
+};
+
+const after = await load();
+const stream = followFolder(
+  folderId,
+  {
+    indexing: (data) => {
+      state.textContent = statusLabel("indexing");
+      state.dataset.status = "indexing";
+      counted(data);
+    },
+    scan: counted,
+    file: (data) => {
+      counted(data);
+      showFile({ id: data.file_id, path: data.path, status: data.status, error: data.error });
+      if (data.status === "indexed" && problemStatus.textContent.startsWith("Retrying")) {
+        problemStatus.textContent = `${data.path} is indexed now.`;
+      }
+    },
+    folder_error: (data) => {
+      state.textContent = statusLabel(data.folder_status);
+      state.dataset.status = data.folder_status;
+      problemStatus.textContent = data.error;
+    },
+  },
+  { poll: load, after },
+);
+closeOnLeave(() => [stream]);
