@@ -151,7 +151,8 @@ def test_eml_headers_body_and_attachments_through_the_dispatcher():
         "To: bob@example.com",
         "Date: Mon, 02 Dec 2024 10:00:00 +0000",
         "Subject: Lease renewal",
-        "Attachments: deposit.txt, photo.png (not indexed: unreadable image: not a picture in a format that can be read)",
+        "Attachments: deposit.txt, photo.png"
+        " (not indexed: unreadable image: not a picture in a format that can be read)",
     ]
     # The plain body is preferred over its HTML twin, so the text appears once.
     assert rest.count("LS-3302") == 1
