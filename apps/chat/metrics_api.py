@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.chat.metrics import agent_metrics_summary
+from apps.core.openapi import error_response
 from apps.library.selectors import folder_get_owned
 
 
@@ -60,7 +61,13 @@ class AgentMetricsApi(APIView):
         folder_id = serializers.IntegerField(required=False, min_value=1)
         since = serializers.DateTimeField(required=False, help_text="Only runs started at or after (ISO 8601).")
 
-    @extend_schema(parameters=[FilterSerializer], responses={200: AgentMetricsOutputSerializer})
+    @extend_schema(
+        parameters=[FilterSerializer],
+        responses={
+            200: AgentMetricsOutputSerializer,
+            404: error_response("`folder_id` names no folder of the caller's."),
+        },
+    )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)

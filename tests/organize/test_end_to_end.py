@@ -46,8 +46,8 @@ def test_drop_suggest_accept_undo_and_reject_through_the_worker(celery_worker_pr
     assert connected.status_code == 201, connected.json()
     folder_id = connected.json()["id"]
     initial = wait_for(
-        lambda: OrganizationSuggestion.objects.filter(folder_id=folder_id).count() == 3,
-        what="suggestions for the sample's three indexed inbox files",
+        lambda: OrganizationSuggestion.objects.filter(folder_id=folder_id).count() == 4,
+        what="suggestions for the sample's four inbox files (the receipt photo is read by OCR)",
     )
     assert initial
 
