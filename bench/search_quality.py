@@ -61,7 +61,7 @@ class CachedEmbedder:
         return getattr(self._inner, name)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [hashlib.sha1(text.encode()).digest() for text in texts]
+        keys = [hashlib.sha1(text.encode(), usedforsecurity=False).digest() for text in texts]
         missing = list({key: text for key, text in zip(keys, texts, strict=True) if key not in self._vectors}.items())
         if missing:
             vectors = self._inner.embed_documents([text for _, text in missing])
@@ -143,10 +143,14 @@ def bm25s_rankings(collection: Collection, numbers: list[int]) -> dict[int, list
 
     stemmer = Stemmer.Stemmer("english")
     ids = sorted(collection.documents)
-    corpus = bm25s.tokenize([collection.documents[i] for i in ids], stopwords="en", stemmer=stemmer, show_progress=False)
+    corpus = bm25s.tokenize(
+        [collection.documents[i] for i in ids], stopwords="en", stemmer=stemmer, show_progress=False
+    )
     retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
     retriever.index(corpus, show_progress=False)
-    tokens = bm25s.tokenize([collection.queries[n] for n in numbers], stopwords="en", stemmer=stemmer, show_progress=False)
+    tokens = bm25s.tokenize(
+        [collection.queries[n] for n in numbers], stopwords="en", stemmer=stemmer, show_progress=False
+    )
     results, _ = retriever.retrieve(tokens, k=min(1000, len(ids)), show_progress=False, n_threads=1)
     return {n: [ids[i] for i in row] for n, row in zip(numbers, results.tolist(), strict=True)}
 
@@ -177,7 +181,9 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -
         ndcg = statistics.mean(ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers)
         recall = statistics.mean(recall_at_100(deep[name][n], collection.judged[n]) for n in numbers)
         figures[name] = (ndcg, recall)
-        times = f"{percentile(timings[name], 50):>7.1f} {percentile(timings[name], 95):>7.1f}" if name in timings else ""
+        times = (
+            f"{percentile(timings[name], 50):>7.1f} {percentile(timings[name], 95):>7.1f}" if name in timings else ""
+        )
         print(f"  {name:<20} {ndcg:>8.3f} {recall:>11.3f} {times}")
     return figures
 

@@ -42,6 +42,7 @@ OVERFETCH = 2.5
 # posting lists hold every folder's rows: about 1.4 µs a row against 0.25 µs a posting.
 KEYWORD_SCAN_MAX_ROWS = 5_000
 # GIN postings a keyword search may read; lexemes beyond it (the commonest) only score.
+# A scanned folder has no budget: reading it costs the same whichever lexemes select.
 KEYWORD_POSTING_BUDGET = 20_000
 # From this share of the table up, a bitmap of the folder's rows (about 0.1 µs a row) costs more
 # than checking the folder on each row the GIN index matches (those grow as 1 / share).

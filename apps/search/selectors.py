@@ -30,9 +30,11 @@ K_MAX = 100
 # Rows each side hands to the fusion in hybrid mode (RRF rewards rows both sides rank fairly
 # well, so the lists must go deeper than k).
 FUSION_DEPTH = 50
-# Keyword candidates BM25 ranks per search (at least this, else 10 per row wanted), which is
-# also the document-frequency budget of the lexemes that select them: ranking cost stays bounded
-# however many chunks match. Cranfield: 1000 instead of 500 changes nDCG@10 by < 0.001.
+# In a folder large enough for the GIN index: keyword candidates BM25 ranks per search (at least
+# this, else 10 per row wanted), which is also the document-frequency budget of the (rarest)
+# lexemes that select them, so ranking cost stays bounded however many chunks match. A scanned
+# folder (planning.KEYWORD_SCAN_MAX_ROWS) has no budget: every lexeme selects. The budget costs
+# recall: Cranfield recall@100 0.746 -> 0.721 at 500 (nDCG@10 0.358 -> 0.357), CACM < 0.002.
 KEYWORD_CANDIDATE_CAP = 500
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -41,15 +43,13 @@ BM25_B = 0.75
 # ("5,155.13": the statement holding it, not abstracts holding "5"). Cranfield nDCG@10: 0.402
 # either way; bench/search_keywords.py with distractors: hit@3 25/26 -> 26/26.
 KEYWORD_FUSION_MIN_SHARE = 0.4
-# Hybrid pseudo-relevance feedback (statements._FEEDBACK): how many of the best fused rows are
-# taken as relevant; the weight of distance to their centroid next to distance to the question;
-# how many of their lexemes join the question's, and the weight of those lexemes together relative
-# to the question's. Cranfield nDCG@10 0.401 -> 0.425 at 512 and at 256 tokens a chunk
-# (bench/search_quality.py); 0.417-0.426 for 20-60 lexemes at weights 1-3.
+# Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
+# relevant, and the weight of distance to their centroid next to distance to the question.
+# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.411 / 0.407 / 0.399, CACM 0.565 / 0.560 /
+# 0.561 (bench/search_quality.py, 256 tokens). The feedback rows' lexemes are not added to the
+# question: +0.006 on Cranfield, -0.030 on CACM (whose abstracts' rare words are author names).
 FEEDBACK_ROWS = 3
 FEEDBACK_VECTOR_WEIGHT = 2.0
-FEEDBACK_TERMS = 30
-FEEDBACK_TERMS_WEIGHT = 2.0
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
 

@@ -75,8 +75,11 @@ def _chunk_file_filter(filters: SearchFilters) -> str:
     return _CHUNK_FILE_FILTER.format(conditions=conditions) if conditions else ""
 
 
-# Lexemes of the question with their document frequency in the folder. A lexeme the statistics
-# do not know (stale or never refreshed) counts as rare (df 1): it still matches and ranks.
+# Lexemes of the question with their count in it (qtf) and their document frequency in the folder.
+# A lexeme the statistics do not know (stale or never refreshed) counts as rare (df 1): it still
+# matches and ranks. to_tsvector keeps one entry a lexeme, its positions say how often it occurs:
+# a long request repeats the words it is about, and BM25 counts each occurrence (as bm25s does;
+# CACM nDCG@10 0.449 -> 0.500).
 TERMS = r"""
 query_terms AS MATERIALIZED (
     SELECT t.lexeme, cardinality(t.positions)::float8 AS qtf,
@@ -99,9 +102,10 @@ weighted_terms AS MATERIALIZED (
     FROM query_terms q CROSS JOIN corpus c
 ),
 -- Candidates come from the rarest lexemes (the rarest always) while their document frequencies
--- stay within two budgets: rows matched in the folder, and postings the GIN index reads table-wide
--- (estimated from the folder's share of the table). Cost stays bounded however common the other
--- words are, and a chunk holding only common words could not outrank one holding a rare word.
+-- stay within two budgets: rows matched in the folder (none when term_budget is NULL: a scanned
+-- folder reads every row anyway), and postings the GIN index reads table-wide (estimated from the
+-- folder's share of the table). Cost stays bounded however common the other words are; chunks
+-- holding only commoner words are not ranked (selectors.KEYWORD_CANDIDATE_CAP says what it costs).
 keyword_query AS MATERIALIZED (
     SELECT string_agg('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''' {prefix}, ' | ')::tsquery
            AS tsq
