@@ -191,6 +191,12 @@ LOCAL_FOLDER_ROOTS = env_list(
 )
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
+# One file's share of a worker: beyond it the file fails alone ("too large to index in 5 minutes").
+INDEX_FILE_TIME_BUDGET_SECONDS = env_float("INDEX_FILE_TIME_BUDGET_SECONDS", 300.0)
+# Extracted text per kind of file: more is skipped with the reason (text and code, html, documents).
+INDEX_MAX_TEXT_CHARS = env_int("INDEX_MAX_TEXT_CHARS", 2_000_000)
+INDEX_MAX_HTML_CHARS = env_int("INDEX_MAX_HTML_CHARS", 1_000_000)
+INDEX_MAX_DOCUMENT_CHARS = env_int("INDEX_MAX_DOCUMENT_CHARS", 5_000_000)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Count, Max, Min, Q, QuerySet
 from django.http import Http404
 
-from apps.library.models import Chunk, File, Folder
+from apps.library.models import Chunk, File, FileStatus, Folder
 
 _FILE_FIELDS_UNUSED = ("embedding", "search_vector", "preview")
 
@@ -73,6 +73,12 @@ def folder_get_owned(*, user: AbstractBaseUser | AnonymousUser, folder_id: int) 
     if folder is None:
         raise Http404("Folder not found.")
     return folder
+
+
+def folder_files_in_progress(*, folder_id: int, limit: int = 20) -> list[tuple[str, dt.datetime | None]]:
+    """The files a worker is indexing right now (claimed), longest-running first, with since when."""
+    rows = File.objects.filter(folder_id=folder_id, status=FileStatus.INDEXING).order_by("index_started_at", "path")
+    return list(rows.values_list("path", "index_started_at")[:limit])
 
 
 def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | None = None) -> QuerySet[File]:

@@ -9,6 +9,7 @@ from django.conf import settings
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from apps.library.budget import budget_check
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 
 # pypdf logs every recoverable oddity of real-world files; the outcome is recorded on the file.
@@ -36,6 +37,7 @@ def _parse(data: bytes) -> ParsedDocument:
         )
     builder = TextBuilder()
     for number, page in enumerate(reader.pages, start=1):
+        budget_check(f"reading page {number} of {page_count}")
         text = (page.extract_text() or "").strip()
         if text:
             builder.mark(page=number)
