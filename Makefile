@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install services services-stop migrate run test lint bench clean browser
+.PHONY: install services services-stop migrate run test lint bench clean browser bench-docs
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,17 @@ browser:
 	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
 	else echo "The browser tests need $(CHROMIUM): as root, run: $$install" >&2; exit 1; fi
 # --- end browser tests ---
+
+# --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
+BENCH_DOC_PACKAGES := python3-doc git-doc
+
+bench-docs:
+	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ]; then exit 0; fi; \
+	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(BENCH_DOC_PACKAGES)"; \
+	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
+	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
+	else echo "bench/real_folder.py uses Debian's manuals: as root, run: $$install" >&2; exit 1; fi
+# --- end real-folder bench ---
 
 lint: install
 	$(BIN)/ruff check .
