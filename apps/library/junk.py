@@ -155,14 +155,18 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     stated = _GENERATED_MARKERS.search(head[:1000])
     if stated:
         return f"generated code: the file says so ({stated.group(0)!r})"
+    minified = _long_lines_reason(text=text, language=language)
+    if minified:
+        return minified
     if lower_path.endswith((".js", ".mjs", ".cjs")) and head.lstrip().startswith("/*!"):
         # A preserved licence banner: how distributed libraries (jQuery, Select2...) begin.
         return "third-party script: a library's distribution file (it opens with its licence banner)"
     if any(marker in text for marker in _BUNDLE_MARKERS):
         return f"generated code: bundled {language} (build tool output)"
-    if _SOURCE_MAP_REFERENCE.search(text[-500:]) and lower_path.endswith((".js", ".mjs", ".cjs", ".css")):
+    tail = data[-500:].decode("utf-8", errors="replace")
+    if _SOURCE_MAP_REFERENCE.search(tail) and lower_path.endswith((".js", ".mjs", ".cjs", ".css")):
         return f"generated code: compiled {language} (it references a source map)"
-    return _long_lines_reason(text=text, language=language)
+    return None
 
 
 def _binary_reason(*, sample: bytes, text: str) -> str | None:
