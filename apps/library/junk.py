@@ -60,6 +60,10 @@ _VENDORED_SCRIPT = re.compile(
     r"html5shiv|js\.cookie|copybutton|pagefind[-\w]*)([-._]?v?\d[\w.]*)?(\.min)?\.m?js$",
     re.IGNORECASE,
 )
+# Asset folders of generated sites (Sphinx's _static/, Next.js's _next/...): their scripts and
+# styles are the site's theme, not its content.
+_SITE_ASSET_DIRS = {"_static", "_theme", "_themes", "_assets", "_next", "_nuxt"}
+_SITE_ASSET_SUFFIXES = {*_STYLESHEETS, ".js", ".mjs", ".cjs", ".json"}
 _SEARCH_INDEX_NAME = re.compile(r"^(search[-_]?index|searchindex|search_data|lunr[-_]index)\.(js|json)$", re.I)
 _SEARCH_INDEX_MARKERS = (
     ("Search.setIndex(", "Sphinx"),
@@ -125,6 +129,9 @@ def junk_by_name(*, path: str) -> str | None:
         return "stylesheet: page styling (CSS), not content"
     if suffix in _SCRIPTS and _VENDORED_SCRIPT.match(lower):
         return f"third-party script: {name} is a library or theme script copied into the folder"
+    site_assets = _SITE_ASSET_DIRS.intersection(part.lower() for part in PurePosixPath(path).parts[:-1])
+    if suffix in _SITE_ASSET_SUFFIXES and site_assets:
+        return f"theme file: a script or style of a generated site ({min(site_assets)}/), not its content"
     return None
 
 

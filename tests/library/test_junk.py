@@ -93,6 +93,8 @@ def test_prose_and_source_are_not_junk(path, content):
         ("_static/underscore-1.13.1.js", "third-party script:"),
         ("theme/highlight.js", "third-party script:"),
         ("fonts/roboto.woff2", "font: WOFF2"),
+        ("html/_static/menu.js", "theme file: a script or style of a generated site (_static/)"),
+        ("html/_static/glossary.json", "theme file:"),
     ],
 )
 def test_junk_by_name(path, expected):
