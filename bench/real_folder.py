@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="local", help="EMBEDDING_PROVIDER of the workers (default local)")
     parser.add_argument("--timeout", type=float, default=1800, help="give up after this many seconds")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress shows in logs as it comes
     if not PYTHON_HTML.is_dir() or not GIT_HTML.is_dir():
         raise SystemExit("The Debian manuals are missing: run `make bench-docs` first.")
     with tempfile.TemporaryDirectory(prefix="real-folder-") as tmp:

@@ -24,6 +24,7 @@ BENCHMARKS = [
     "drive_sync",
     "router_latency",
     "load",
+    "real_folder",
 ]
 # Shorter settings than a script's defaults, so that `make bench` stays reasonable.
 ARGUMENTS = {"load": ["--seconds", "30"]}

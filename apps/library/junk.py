@@ -12,6 +12,7 @@ tools name their output freely (a 4 MB ``main.js`` is still a bundle).
 
 from __future__ import annotations
 
+import codecs
 import mimetypes
 import re
 from pathlib import PurePosixPath
@@ -103,8 +104,15 @@ _TEXTUAL_KINDS = {
     "application/octet-stream",
     "binary/octet-stream",
 }
-# Markup whose long lines are still prose once the tags are gone.
-_MARKUP_KINDS = {"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown"}
+# Markup whose long lines are still prose once the tags are gone, and tables whose rows are long.
+_MARKUP_KINDS = {
+    "text/html",
+    "application/xhtml+xml",
+    "text/markdown",
+    "text/x-markdown",
+    "text/csv",
+    "text/tab-separated-values",
+}
 _LANGUAGE = {".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".css": "CSS", ".json": "JSON"}
 
 
@@ -145,10 +153,12 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     sample = data[:_SAMPLE_BYTES]
     if not sample:
         return None
-    text = sample.decode("utf-8", errors="replace")
-    binary = _binary_reason(sample=sample, text=text)
+    binary = _binary_reason(sample=sample)
     if binary:
         return binary
+    text = _decode(sample)
+    if _control_share(text) > _BINARY_SHARE:
+        return "binary data: most of it cannot be read as text"
     head = text[:_HEAD_CHARS]
     lower_path = path.lower()
     if head.lstrip().startswith('{"version":3') and '"mappings"' in text:
@@ -176,15 +186,32 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     return None
 
 
-def _binary_reason(*, sample: bytes, text: str) -> str | None:
-    if b"\x00" in sample[:8192]:
-        return "binary data: the file contains NUL bytes, so it is not text"
+def _binary_reason(*, sample: bytes) -> str | None:
     if sample[:2] == b"\x1f\x8b":
         return "binary data: gzip-compressed, not text"
-    bad = text.count("\ufffd") + sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b")
-    if bad > _BINARY_SHARE * min(len(text), 65536):
-        return "binary data: most of it cannot be read as text"
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None  # UTF-16 text has NUL bytes between its letters
+    if b"\x00" in sample[:8192]:
+        return "binary data: the file contains NUL bytes, so it is not text"
     return None
+
+
+def _decode(sample: bytes) -> str:
+    """As the text parser reads it: UTF-16 with a BOM, else UTF-8, else Windows-1252."""
+    if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return sample.decode("utf-16", errors="replace")
+    try:
+        return sample.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(sample) - 3:  # the sample cut a character in two
+            return sample[: exc.start].decode("utf-8-sig")
+        return sample.decode("cp1252", errors="replace")
+
+
+def _control_share(text: str) -> float:
+    window = text[:65536]
+    bad = sum(1 for ch in window if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\n\r\f\v\x1b"))
+    return bad / max(1, len(window))
 
 
 def _long_lines_reason(*, text: str, language: str) -> str | None:

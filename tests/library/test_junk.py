@@ -73,11 +73,18 @@ def test_the_reason_for_a_bundle_gives_its_average_line_length():
         ("README.md", samples.readme()),
         ("tables/prices.csv", "sku,price,name\n" + "".join(f"SKU-{i},{i}.50,Widget number {i}\n" for i in range(500))),
         ("page.html", "<html><body>" + "<p>Real words in a page with markup.</p>" * 500 + "</body></html>"),
+        ("wide.csv", "".join(",".join(f"{row * col}.25" for col in range(60)) + "\n" for row in range(200))),
     ],
 )
 def test_prose_and_source_are_not_junk(path, content):
     assert junk_by_name(path=path) is None
     assert junk_by_content(path=path, mime_type="", data=content.encode()) is None
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "cp1252", "utf-8"])
+def test_text_in_other_encodings_is_not_binary(encoding):
+    prose = "Der Mietvertrag verlängert sich am ersten März; die Miete steigt um 3 %.\n" * 200
+    assert junk_by_content(path="notes.txt", mime_type="text/plain", data=prose.encode(encoding)) is None
 
 
 @pytest.mark.parametrize(
