@@ -99,7 +99,8 @@ def build_folder(target: Path, *, files: int, megabytes: float) -> None:
     _office_files(budget)
     # Manual pages, both manuals in turn, until the budget is spent.
     python_pages = sorted(PYTHON_HTML.rglob("*.html"), key=lambda path: (path.parent != PYTHON_HTML, str(path)))
-    git_pages = sorted(GIT_HTML.glob("*.html"))
+    # Git's manual ships each page's AsciiDoc source (.txt) next to its HTML, as a real folder has it.
+    git_pages = sorted([*GIT_HTML.glob("*.html"), *GIT_HTML.glob("*.txt")])
     for path in itertools.chain.from_iterable(itertools.zip_longest(git_pages, python_pages)):
         if path is None:
             continue
