@@ -25,7 +25,6 @@ class FileBudgetExceeded(Exception):
 
 @dataclass
 class FileBudget:
-    path: str
     seconds: float
     size: int = 0  # bytes read, until the text is known
     text_chars: int = 0
@@ -82,8 +81,8 @@ def budget_check(stage: str) -> None:
         budget.check(stage)
 
 
-def file_budget_new(*, path: str, size: int) -> FileBudget:
-    return FileBudget(path=path, seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
+def file_budget_new(*, size: int) -> FileBudget:
+    return FileBudget(seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
 
 
 # --- Text caps --------------------------------------------------------------------------------

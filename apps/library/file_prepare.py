@@ -47,7 +47,7 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         return claimed_settle(claimed, FileStatus.SKIPPED, junk)
     if file.size > settings.INDEX_MAX_FILE_BYTES:
         return claimed_settle(claimed, FileStatus.SKIPPED, too_big(file.size))
-    claimed.budget = file_budget_new(path=file.path, size=file.size)
+    claimed.budget = file_budget_new(size=file.size)
     with file_budget_running(claimed.budget) as budget:
         try:
             data, claimed.mime_type = source_for(folder=file.folder).read_bytes(source_entry_of(file))
