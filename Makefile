@@ -74,7 +74,7 @@ lint: install
 	# The django-stubs plugin loads settings, which need a database URL; type checking never connects.
 	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers
 
-bench: migrate
+bench: migrate bench-docs
 	$(BIN)/python bench/run_all.py
 
 clean: services-stop

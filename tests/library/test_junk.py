@@ -102,6 +102,8 @@ def test_text_in_other_encodings_is_not_binary(encoding):
         ("fonts/roboto.woff2", "font: WOFF2"),
         ("html/_static/menu.js", "theme file: a script or style of a generated site (_static/)"),
         ("html/_static/glossary.json", "theme file:"),
+        ("python/genindex-all.html", "index page:"),
+        ("python/py-modindex.html", "index page:"),
     ],
 )
 def test_junk_by_name(path, expected):
