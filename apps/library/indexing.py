@@ -184,7 +184,9 @@ def files_index(
     except SoftTimeLimitExceeded:
         finished = {outcome.file_id for outcome in outcomes}
         unfinished = [file_id for file_id in file_ids if file_id not in finished]
-        for folder_id, ids in files_overtime(file_ids=unfinished, token=token, job_ids=jobs).items():
+        for folder_id, ids in files_overtime(
+            file_ids=unfinished, token=token, job_ids=jobs, alone=len(file_ids) == 1
+        ).items():
             files_enqueue(folder_id=folder_id, file_ids=ids, alone=True)
     return outcomes
 

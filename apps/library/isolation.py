@@ -21,12 +21,14 @@ from apps.library.models import File, FileStatus, JobStatus
 logger = logging.getLogger(__name__)
 
 
-def files_overtime(*, file_ids: Sequence[int], token: str, job_ids: Mapping[int, int]) -> dict[int, list[int]]:
+def files_overtime(
+    *, file_ids: Sequence[int], token: str, job_ids: Mapping[int, int], alone: bool
+) -> dict[int, list[int]]:
     """The task holding ``token`` ran out of time before finishing ``file_ids``: the files to
-    queue again one per task, by folder (none when the task had only the one file)."""
+    queue again one per task, by folder. ``alone``: the task had only that file, which fails."""
     if not file_ids:
         return {}
-    if len(file_ids) == 1:
+    if alone:
         _fail(file_ids=file_ids, token=token, job_ids=job_ids)
         return {}
     # Ours, or not claimed yet (the loop never reached them); anything else belongs to another run.

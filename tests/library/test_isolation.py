@@ -187,3 +187,21 @@ def test_through_real_workers_only_the_slow_file_of_a_group_fails(root, folder, 
         "d-textwrap.py": "indexed",
     }
     assert error_of(folder, "c-manual.md").startswith("too large to index in 0.5 seconds: 1.9 MB of text")
+
+
+@pytest.mark.django_db
+def test_the_last_unfinished_file_of_a_group_is_requeued_not_failed(
+    root, folder, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "a-font.woff", samples.font())  # skipped at once: done before the time runs out
+    write(root, "b-manual.md", big_prose())
+    folder_index(folder_id=folder.pk)
+    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+    sent = []
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args[0]))
+
+    with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
+        files_index(file_ids=ids, task_id="two-files")
+
+    assert statuses(folder) == {"a-font.woff": "skipped", "b-manual.md": "pending"}
+    assert sent == [[ids[1]]]
