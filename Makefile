@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install services services-stop migrate run test test-external lint bench clean browser ocr
+.PHONY: install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -76,13 +76,24 @@ ocr:
 	else echo "OCR needs Tesseract: as root, run: $$install" >&2; exit 1; fi
 # --- end OCR ---
 
+# --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
+BENCH_DOC_PACKAGES := python3-doc git-doc
+
+bench-docs:
+	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ]; then exit 0; fi; \
+	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(BENCH_DOC_PACKAGES)"; \
+	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
+	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
+	else echo "bench/real_folder.py uses Debian's manuals: as root, run: $$install" >&2; exit 1; fi
+# --- end real-folder bench ---
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# The django-stubs plugin loads settings, which need a database URL; type checking never connects.
 	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers
 
-bench: migrate ocr
+bench: migrate ocr bench-docs
 	# RapidOCR is measured against Tesseract by bench/ocr_quality.py only.
 	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(BIN)/python bench/run_all.py

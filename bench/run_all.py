@@ -30,6 +30,7 @@ BENCHMARKS = [
     "load",
     "ocr_quality",
     "formats",
+    "real_folder",
 ]
 # Shorter settings than a script's defaults, so that `make bench` stays reasonable.
 ARGUMENTS = {"load": ["--seconds", "30"]}

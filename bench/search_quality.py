@@ -1,114 +1,131 @@
-"""Search quality on the Cranfield collection: nDCG@10 and recall@100 for keyword, vector, hybrid.
+"""Search quality on public IR collections, next to bm25s and plain RRF computed in the same run.
 
-The 1,400 abstracts are written out as text files and indexed as a local folder through the real
-pipeline (``apps.library.indexing.folder_index``: parse, token-aware chunking, MiniLM embeddings,
-COPY, tsvector), once per chunk size, into the scratch database ``bench_search_quality`` (kept
-between runs: a folder already indexed is reused). The 225 queries then go through
-``apps.search.selectors.chunk_search``. Chunks are mapped to their document and a document counts
-at its first (best) position. nDCG@10 uses exponential gain 2^g - 1 with the graded judgements of
-``QRelsCorrectedforTRECeval`` (gains 1..4; anything else is not relevant).
+Per collection (``bench/ir_collections.py``: Cranfield, CACM from ``../shared/data``), the
+documents are written out as text files and indexed as a local folder through the real pipeline
+(``apps.library.indexing.folder_index``: parse, token-aware chunking, MiniLM embeddings, COPY,
+tsvector) into the scratch database ``bench_search_quality`` (kept between runs: a folder already
+indexed is reused). Chunk embeddings and query embeddings are cached on disk under
+``var/bench/embeddings/`` so a re-index does not run the model again. Every judged query then goes
+through ``apps.search.selectors.chunk_search`` in keyword, vector and hybrid mode; chunks map to
+their document, which counts at its first (best) position.
 
-Reference on this data (whole documents): BM25 0.363 / 0.738, MiniLM 0.368 / 0.772, their RRF
-0.408 / 0.752 (nDCG@10 / recall@100). Targets: keyword >= 0.36, hybrid >= 0.42 and above both.
+Beside them, on the same document texts in the same run:
+- ``bm25s``: BM25 (k1 1.2, b 0.75, Lucene IDF) with English stopwords and the Snowball stemmer
+  (PyStemmer), over whole documents;
+- ``rrf(bm25s,vector)``: plain RRF (k 60, top 50 each) of bm25s and the library's vector ranking,
+  the "plain library RRF" the hybrid must beat;
+- ``rrf(keyword,vector)``: the same of the library's own two legs.
 
-    .venv/bin/python bench/search_quality.py [--chunk-tokens 256 128] [--reindex]
+nDCG@10 uses exponential gain 2^g - 1 (graded Cranfield judgements; CACM is binary), recall@100;
+means over the queries that have judgements. Targets (issue 17): keyword within 0.01 of bm25s and
+hybrid >= rrf(bm25s,vector) + 0.01 on every collection.
+
+    .venv/bin/python bench/search_quality.py [--collections cranfield cacm] [--chunk-tokens 256] [--reindex]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import re
+import hashlib
 import statistics
 import time
-from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from scratch import ROOT as BASE_DIR
+import numpy as np
+from ir_collections import COLLECTIONS, Collection, documents_path, ndcg_at_10, recall_at_100, rrf
+from scratch import ROOT
 from search_scratch import percentile, use_scratch_services
 
-DATA = BASE_DIR.parent / "shared" / "data" / "cranfield"
-DOCS_ROOT = BASE_DIR / "var" / "bench" / "cranfield"
 SCRATCH_DB = "bench_search_quality"
-DOCUMENTS = 1400
+EMBEDDING_CACHE = ROOT / "var" / "bench" / "embeddings"
 TOP_FOR_NDCG = 30  # chunks fetched for nDCG@10 (several may share a document); fusion depth stays 50
 TOP_FOR_RECALL = 300  # chunks fetched for recall@100
 
 
-def read_documents() -> dict[int, str]:
-    """Title + text, as the reference figures were made (.W itself starts with the title again)."""
-    text = (DATA / "cran.all.1400").read_text(encoding="latin-1")
-    documents = {}
-    for record in re.split(r"^\.I ", text, flags=re.MULTILINE)[1:]:
-        fields = dict(re.findall(r"^\.([TABW])\n(.*?)(?=^\.[TABW]\n|\Z)", record, flags=re.MULTILINE | re.DOTALL))
-        title, words = " ".join(fields.get("T", "").split()), " ".join(fields.get("W", "").split())
-        documents[int(record.split(None, 1)[0])] = f"{title}\n\n{words}" if title else words
-    return documents
+class CachedEmbedder:
+    """The configured embedder behind a disk cache keyed by the text's SHA-1 (one file per model)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self._path = EMBEDDING_CACHE / f"{inner.name}.npz"
+        self._vectors: dict[bytes, np.ndarray] = {}
+        if self._path.exists():
+            stored = np.load(self._path)
+            self._vectors = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+        self._dirty = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha1(text.encode(), usedforsecurity=False).digest() for text in texts]
+        missing = list({key: text for key, text in zip(keys, texts, strict=True) if key not in self._vectors}.items())
+        if missing:
+            vectors = self._inner.embed_documents([text for _, text in missing])
+            self._vectors.update(zip((key for key, _ in missing), vectors, strict=True))
+            self._dirty = True
+        return np.stack([self._vectors[key] for key in keys]).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+    def save(self) -> None:
+        if self._dirty:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            keys = np.array(list(self._vectors), dtype="S20")
+            np.savez(self._path, keys=keys, vectors=np.stack(list(self._vectors.values())))
+            self._dirty = False
 
 
-def read_queries() -> list[str]:
-    text = (DATA / "cran.qry").read_text(encoding="latin-1")
-    return [" ".join(record.split("\n.W\n", 1)[1].split()) for record in re.split(r"^\.I ", text, flags=re.M)[1:]]
-
-
-def read_judgements() -> dict[int, dict[int, int]]:
-    judged: dict[int, dict[int, int]] = defaultdict(dict)
-    for line in (DATA / "QRelsCorrectedforTRECeval").read_text().splitlines():
-        query, _, doc, gain = line.split()
-        if 1 <= int(gain) <= 4:
-            judged[int(query)][int(doc)] = int(gain)
-    return judged
-
-
-def ndcg_at_10(ranked: list[int], gains: dict[int, int]) -> float:
-    dcg = sum((2 ** gains.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:10]))
-    ideal = sorted(gains.values(), reverse=True)[:10]
-    idcg = sum((2**gain - 1) / math.log2(i + 2) for i, gain in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def recall_at_100(ranked: list[int], gains: dict[int, int]) -> float:
-    return len(set(ranked[:100]) & gains.keys()) / len(gains) if gains else 0.0
-
-
-def indexed_folder(chunk_tokens: int, documents: dict[int, str], *, reindex: bool) -> int:
+def indexed_folder(collection: Collection, chunk_tokens: int, embedder: CachedEmbedder, *, reindex: bool) -> int:
     from django.contrib.auth import get_user_model
     from django.test import override_settings
 
-    from apps.library.indexing import folder_index
+    from apps.library import indexing
     from apps.library.models import Chunk, File, Folder
     from apps.search.services import folder_lexeme_stats_refresh
 
-    root = DOCS_ROOT / f"tokens-{chunk_tokens}"
+    root = documents_path(collection.name, chunk_tokens)
     root.mkdir(parents=True, exist_ok=True)
-    for number, text in documents.items():
+    for number, text in collection.documents.items():
         path = root / f"{number:04d}.txt"
         if not path.exists() or path.read_text() != text + "\n":
             path.write_text(text + "\n")
     owner, _ = get_user_model().objects.get_or_create(username="bench-search")
     folder, _ = Folder.objects.get_or_create(
-        owner=owner, source="local", external_id=str(root), defaults={"name": f"cranfield-{chunk_tokens}"}
+        owner=owner, source="local", external_id=str(root), defaults={"name": f"{collection.name}-{chunk_tokens}"}
     )
     if reindex:
         File.objects.filter(folder=folder).delete()
     # Reconciles the folder with the files: only new or changed documents are indexed.
     started = time.perf_counter()
-    with override_settings(CHUNK_TOKENS=chunk_tokens):
-        result = folder_index(folder_id=folder.pk, inline=True)
+    real_embedder = indexing.get_embedder
+    indexing.get_embedder = lambda name=None: embedder  # type: ignore[assignment]
+    try:
+        with override_settings(CHUNK_TOKENS=chunk_tokens):
+            result = indexing.folder_index(folder_id=folder.pk, inline=True)
+    finally:
+        indexing.get_embedder = real_embedder
+        embedder.save()
     if result is not None and result.to_index:
         seconds = time.perf_counter() - started
         print(f"  indexed {len(result.to_index)} documents at {chunk_tokens} tokens in {seconds:.0f} s")
     started = time.perf_counter()
     stats = folder_lexeme_stats_refresh(folder_id=folder.pk)
+    assert stats is not None
     chunks = Chunk.objects.filter(folder=folder).count()
     print(
-        f"  folder {folder.pk}: {chunks} chunks ({chunks / len(documents):.2f} per document), "
+        f"  folder {folder.pk}: {chunks} chunks ({chunks / len(collection.documents):.2f} per document), "
         f"lexeme statistics refreshed in {(time.perf_counter() - started) * 1000:.0f} ms "
-        f"(avg length {stats.average_length:.1f} lexemes)"
+        f"(avg length {stats.average_length:.1f})"
     )
     return folder.pk
 
 
-def ranked_documents(folder_id: int, query: str, vector, mode: str, k: int) -> tuple[list[int], float]:
+def library_ranking(folder_id: int, query: str, vector: np.ndarray, mode: str, k: int) -> tuple[list[int], float]:
     from apps.search.selectors import chunk_search
 
     started = time.perf_counter()
@@ -116,50 +133,90 @@ def ranked_documents(folder_id: int, query: str, vector, mode: str, k: int) -> t
     took = (time.perf_counter() - started) * 1000
     seen: dict[int, None] = {}
     for hit in hits:
-        seen.setdefault(int(hit.path.split(".")[0]), None)
+        seen.setdefault(int(Path(hit.path).stem), None)
     return list(seen), took
 
 
-def evaluate(folder_id: int, queries: list[str], judged: dict[int, dict[int, int]]) -> None:
-    from apps.embeddings.providers import get_embedder
+def bm25s_rankings(collection: Collection, numbers: list[int]) -> dict[int, list[int]]:
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    ids = sorted(collection.documents)
+    corpus = bm25s.tokenize(
+        [collection.documents[i] for i in ids], stopwords="en", stemmer=stemmer, show_progress=False
+    )
+    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+    retriever.index(corpus, show_progress=False)
+    tokens = bm25s.tokenize(
+        [collection.queries[n] for n in numbers], stopwords="en", stemmer=stemmer, show_progress=False
+    )
+    results, _ = retriever.retrieve(tokens, k=min(1000, len(ids)), show_progress=False, n_threads=1)
+    return {n: [ids[i] for i in row] for n, row in zip(numbers, results.tolist(), strict=True)}
+
+
+def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -> dict[str, tuple[float, float]]:
     from apps.search import selectors
 
     selectors.K_MAX = TOP_FOR_RECALL  # recall@100 needs 100 documents, i.e. more than 100 chunks
-    vectors = get_embedder().embed_documents(queries)  # embedded once; search times exclude the model
-    print(f"  {'mode':<8} {'nDCG@10':>8} {'recall@100':>11} {'p50 ms':>7} {'p95 ms':>7}")
+    numbers = collection.scored_queries()
+    vectors = embedder.embed_documents([collection.queries[n] for n in numbers])  # search times exclude the model
+    embedder.save()
+    top: dict[str, dict[int, list[int]]] = {}
+    deep: dict[str, dict[int, list[int]]] = {}
+    timings: dict[str, list[float]] = {}
     for mode in ["keyword", "vector", "hybrid"]:
-        ndcgs, recalls, timings = [], [], []
-        for number, (query, vector) in enumerate(zip(queries, vectors, strict=True), start=1):
-            top, took = ranked_documents(folder_id, query, vector, mode, TOP_FOR_NDCG)
-            deep, _ = ranked_documents(folder_id, query, vector, mode, TOP_FOR_RECALL)
-            ndcgs.append(ndcg_at_10(top, judged.get(number, {})))
-            recalls.append(recall_at_100(deep, judged.get(number, {})))
-            timings.append(took)
-        print(
-            f"  {mode:<8} {statistics.mean(ndcgs):>8.3f} {statistics.mean(recalls):>11.3f} "
-            f"{percentile(timings, 50):>7.1f} {percentile(timings, 95):>7.1f}"
+        top[mode], deep[mode], timings[mode] = {}, {}, []
+        for number, vector in zip(numbers, vectors, strict=True):
+            query = collection.queries[number]
+            top[mode][number], took = library_ranking(folder_id, query, vector, mode, TOP_FOR_NDCG)
+            deep[mode][number], _ = library_ranking(folder_id, query, vector, mode, TOP_FOR_RECALL)
+            timings[mode].append(took)
+    top["bm25s"] = deep["bm25s"] = bm25s_rankings(collection, numbers)
+    for name, legs in [("rrf(bm25s,vector)", ["bm25s", "vector"]), ("rrf(keyword,vector)", ["keyword", "vector"])]:
+        top[name] = deep[name] = {n: rrf([deep[leg][n] for leg in legs]) for n in numbers}
+    figures = {}
+    print(f"  {'ranking':<20} {'nDCG@10':>8} {'recall@100':>11} {'p50 ms':>7} {'p95 ms':>7}")
+    for name in top:
+        ndcg = statistics.mean(ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers)
+        recall = statistics.mean(recall_at_100(deep[name][n], collection.judged[n]) for n in numbers)
+        figures[name] = (ndcg, recall)
+        times = (
+            f"{percentile(timings[name], 50):>7.1f} {percentile(timings[name], 95):>7.1f}" if name in timings else ""
         )
+        print(f"  {name:<20} {ndcg:>8.3f} {recall:>11.3f} {times}")
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--chunk-tokens",
-        type=int,
-        nargs="+",
-        default=[512, 256, 128],
-        help="512 keeps nearly every abstract whole (the model reads its first 256 tokens), as the reference did",
-    )
+    parser.add_argument("--collections", nargs="+", choices=sorted(COLLECTIONS), default=sorted(COLLECTIONS))
+    parser.add_argument("--chunk-tokens", type=int, nargs="+", default=[256], help="the product default is 256")
     parser.add_argument("--reindex", action="store_true", help="drop and re-index the folders")
     args = parser.parse_args()
     use_scratch_services(SCRATCH_DB)
-    documents, queries, judged = read_documents(), read_queries(), read_judgements()
-    assert len(documents) == DOCUMENTS and len(queries) == 225, (len(documents), len(queries))
-    print(f"Cranfield: {len(documents)} documents, {len(queries)} queries, {sum(map(len, judged.values()))} judgements")
+    from apps.embeddings.providers import get_embedder
+
+    embedder = CachedEmbedder(get_embedder())
+    summary = []
     for chunk_tokens in args.chunk_tokens:
-        print(f"\nchunks of {chunk_tokens} tokens")
-        folder_id = indexed_folder(chunk_tokens, documents, reindex=args.reindex)
-        evaluate(folder_id, queries, judged)
+        for name in args.collections:
+            collection = COLLECTIONS[name]()
+            judged = sum(map(len, collection.judged.values()))
+            print(
+                f"\n{name}, chunks of {chunk_tokens} tokens: {len(collection.documents)} documents, "
+                f"{len(collection.scored_queries())} judged queries, {judged} judgements"
+            )
+            folder_id = indexed_folder(collection, chunk_tokens, embedder, reindex=args.reindex)
+            figures = evaluate(collection, folder_id, embedder)
+            summary.append((name, chunk_tokens, figures))
+    print("\nnDCG@10 against the targets (keyword - bm25s >= -0.01; hybrid - rrf(bm25s,vector) >= +0.01)")
+    print(f"  {'collection':<16} {'keyword-bm25s':>14} {'hybrid-rrf':>11} {'hybrid-rrf(own)':>16}")
+    for name, chunk_tokens, figures in summary:
+        keyword_gap = figures["keyword"][0] - figures["bm25s"][0]
+        hybrid_gap = figures["hybrid"][0] - figures["rrf(bm25s,vector)"][0]
+        own_gap = figures["hybrid"][0] - figures["rrf(keyword,vector)"][0]
+        print(f"  {name + '/' + str(chunk_tokens):<16} {keyword_gap:>+14.3f} {hybrid_gap:>+11.3f} {own_gap:>+16.3f}")
 
 
 if __name__ == "__main__":

@@ -202,6 +202,12 @@ INDEX_MAX_UNPACKED_BYTES = env_int("INDEX_MAX_UNPACKED_BYTES", 200_000_000)
 INDEX_MAX_COMPRESSION_RATIO = env_int("INDEX_MAX_COMPRESSION_RATIO", 100)
 # HTML pages keep only their main content (trafilatura); false indexes every visible word.
 INDEX_HTML_MAIN_CONTENT = env_bool("INDEX_HTML_MAIN_CONTENT", True)
+# One file's share of a worker: beyond it the file fails alone ("too large to index in 5 minutes").
+INDEX_FILE_TIME_BUDGET_SECONDS = env_float("INDEX_FILE_TIME_BUDGET_SECONDS", 300.0)
+# Extracted text per kind of file: more is skipped with the reason (text and code, html, documents).
+INDEX_MAX_TEXT_CHARS = env_int("INDEX_MAX_TEXT_CHARS", 2_000_000)
+INDEX_MAX_HTML_CHARS = env_int("INDEX_MAX_HTML_CHARS", 1_000_000)
+INDEX_MAX_DOCUMENT_CHARS = env_int("INDEX_MAX_DOCUMENT_CHARS", 5_000_000)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
+from apps.library.exclusions import Exclusion
 from apps.library.sources import SourceEntry, SourceError, SourceNotFoundError, SourceProblem
 
 _BLOCK = 1 << 20
@@ -34,9 +35,13 @@ class KnownFile:
 
 
 class LocalSource:
-    def __init__(self, root: str | Path, *, known: Mapping[str, KnownFile] | None = None) -> None:
+    def __init__(
+        self, root: str | Path, *, known: Mapping[str, KnownFile] | None = None, exclusion: Exclusion | None = None
+    ) -> None:
         self.root = Path(os.path.realpath(root))
         self._known = known or {}
+        # The folder's exclude patterns: excluded files are not listed, excluded directories not walked.
+        self._exclusion = exclusion
         self._problems: list[SourceProblem] = []
 
     def list_entries(self) -> Iterator[SourceEntry]:
@@ -108,7 +113,10 @@ class LocalSource:
                     self._problem(path, "symbolic link to a directory; not followed")
                     return None
             if child.is_dir(follow_symlinks=False):
-                pending.append(path)
+                if not self._excluded(path, directory=True):
+                    pending.append(path)
+                return None
+            if self._excluded(path, directory=False):
                 return None
             info = path.stat()
             if not stat.S_ISREG(info.st_mode):
@@ -140,6 +148,14 @@ class LocalSource:
             checksum=checksum,
             modified_time=modified,
         )
+
+    def _excluded(self, path: Path, *, directory: bool) -> bool:
+        if self._exclusion is None:
+            return False
+        relative = path.relative_to(self.root).as_posix()
+        if directory:
+            return self._exclusion.excludes_directory(relative)
+        return self._exclusion.excludes(relative)
 
     def _inside(self, relative: str) -> Path:
         path = self.root / _clean_relative(relative)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from apps.connectors.local import KnownFile, LocalSource
+from apps.library.exclusions import exclusion_for
 from apps.library.models import File, Folder
 from apps.library.reconcile import folder_reconcile
 from apps.library.sources import Source, SyncOutcome
 
 
 def folder_local_source(folder: Folder) -> Source:
-    return LocalSource(folder.external_id)
+    return LocalSource(folder.external_id, exclusion=exclusion_for(folder.exclude_patterns))
 
 
 def local_folder_sync(folder: Folder) -> SyncOutcome:
@@ -22,6 +23,6 @@ def local_folder_sync(folder: Folder) -> SyncOutcome:
         .iterator()
         if modified is not None
     }
-    source = LocalSource(folder.external_id, known=known)
+    source = LocalSource(folder.external_id, known=known, exclusion=exclusion_for(folder.exclude_patterns))
     entries = list(source.list_entries())
     return SyncOutcome(result=folder_reconcile(folder=folder, entries=entries, problems=source.problems()), mode="full")

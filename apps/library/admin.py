@@ -4,10 +4,11 @@ from collections import defaultdict
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.forms import ModelForm
 from django.http import HttpRequest
 
 from apps.library.models import Chunk, File, Folder, IndexingJob, SyncLog
-from apps.library.services import folder_index_enqueue, folder_sync_enqueue
+from apps.library.services import folder_index_enqueue, folder_sync_enqueue, folder_update
 
 
 @admin.register(Folder)
@@ -26,6 +27,16 @@ class FolderAdmin(admin.ModelAdmin[Folder]):
         "updated_at",
     ]
     actions = ["reindex", "sync_now"]
+
+    def save_model(self, request: HttpRequest, obj: Folder, form: ModelForm[Folder], change: bool) -> None:
+        patterns = obj.exclude_patterns
+        if change and "exclude_patterns" in form.changed_data:
+            # Through the service: the next sync must drop (or bring back) the files it concerns.
+            obj.exclude_patterns = Folder.objects.values_list("exclude_patterns", flat=True).get(pk=obj.pk)
+            super().save_model(request, obj, form, change)
+            folder_update(folder=obj, exclude_patterns=patterns)
+            return
+        super().save_model(request, obj, form, change)
 
     @admin.action(description="Re-index selected folders")
     def reindex(self, request: HttpRequest, queryset: QuerySet[Folder]) -> None:

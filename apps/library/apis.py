@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library import selectors, services
+from apps.library.exclusions import MAX_PATTERN_CHARS, ExcludePatternError, exclude_patterns_clean
 from apps.library.models import File, FileStatus, Folder, SourceKind
 
 
@@ -31,7 +32,24 @@ class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
             "last_synced_at",
             "sync_interval_seconds",
             "last_error",
+            "exclude_patterns",
             "created_at",
+        ]
+
+
+class FolderDetailOutputSerializer(FolderOutputSerializer):
+    working_on = serializers.SerializerMethodField(help_text="Files a worker is indexing now, and since when.")
+    events_after = serializers.CharField(
+        help_text="Follow GET /api/folders/{id}/events from here (Last-Event-ID): later events change this state."
+    )
+
+    class Meta(FolderOutputSerializer.Meta):
+        fields = [*FolderOutputSerializer.Meta.fields, "working_on", "events_after"]
+
+    def get_working_on(self, folder: Folder) -> list[dict[str, Any]]:
+        return [
+            {"path": path, "started_at": started}
+            for path, started in selectors.folder_files_in_progress(folder_id=folder.pk)
         ]
 
 
@@ -50,8 +68,25 @@ class FileOutputSerializer(serializers.ModelSerializer[File]):
             "error",
             "chunk_count",
             "indexed_at",
+            "index_started_at",
             "digest",
         ]
+
+
+class ExcludePatternsField(serializers.CharField):
+    """Gitignore patterns, one per line; a pattern that does not parse is a 400 naming its line."""
+
+    def __init__(self) -> None:
+        help_text = "Paths never indexed, one gitignore pattern per line; omitted: the defaults."
+        super().__init__(
+            required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_PATTERN_CHARS, help_text=help_text
+        )
+
+    def to_internal_value(self, data: Any) -> str:
+        try:
+            return exclude_patterns_clean(text=super().to_internal_value(data))
+        except ExcludePatternError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
 class FolderCollectionApi(APIView):
@@ -61,6 +96,7 @@ class FolderCollectionApi(APIView):
         path = serializers.CharField(required=False, max_length=1024, help_text="Local directory (source=local)")
         drive_folder_id = serializers.CharField(required=False, max_length=256, help_text="source=drive")
         name = serializers.CharField(required=False, max_length=255, allow_blank=True)
+        exclude_patterns = ExcludePatternsField()
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if attrs["source"] == SourceKind.LOCAL and not attrs.get("path"):
@@ -91,21 +127,17 @@ class FolderCollectionApi(APIView):
             source=values["source"],
             external_id=values.get("path") or values.get("drive_folder_id", ""),
             name=values.get("name", ""),
+            exclude_patterns=values.get("exclude_patterns"),
         )
         folder.refresh_from_db()
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_201_CREATED)
 
 
-class FolderDetailOutputSerializer(FolderOutputSerializer):
-    events_after = serializers.CharField(
-        help_text="Follow GET /api/folders/{id}/events from here (Last-Event-ID): later events change this state."
-    )
-
-    class Meta(FolderOutputSerializer.Meta):
-        fields = [*FolderOutputSerializer.Meta.fields, "events_after"]
-
-
 class FolderDetailApi(APIView):
+    class FolderUpdateInputSerializer(serializers.Serializer):
+        name = serializers.CharField(required=False, max_length=255)
+        exclude_patterns = ExcludePatternsField()
+
     @extend_schema(responses={200: FolderDetailOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
         # Read before the folder: every event after it is at least as new as the state returned.
@@ -113,6 +145,14 @@ class FolderDetailApi(APIView):
         folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
         folder.events_after = after  # type: ignore[attr-defined]
         return Response(FolderDetailOutputSerializer(folder).data)
+
+    @extend_schema(request=FolderUpdateInputSerializer, responses={200: FolderOutputSerializer})
+    def patch(self, request: Request, folder_id: int) -> Response:
+        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        data = self.FolderUpdateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        folder = services.folder_update(folder=folder, **data.validated_data)
+        return Response(FolderOutputSerializer(folder).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:

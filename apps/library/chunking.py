@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from django.conf import settings
 
 from apps.embeddings.providers import get_embedder
+from apps.library.budget import budget_check
 from apps.library.parsing import ParsedDocument
 
 # Where a chunk may end, best first: a sentence, paragraph or list item ends; any line ends
@@ -123,6 +124,8 @@ def chunk_document(
         )
         if end >= count:
             break
+        if len(pieces) % 64 == 0:
+            budget_check("chunking")
         first = end if at_section else _word_start(text, starts, max(end - overlap, first + 1), end)
     return pieces
 

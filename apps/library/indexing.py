@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -24,17 +25,18 @@ from apps.core import task_limits
 from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
 from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
+from apps.library.budget import FileBudgetExceeded
 from apps.library.chunk_store import chunks_replace
-from apps.library.chunking import ChunkPiece, chunk_document
-from apps.library.file_rows import SETTLED, file_settle
+from apps.library.file_prepare import Claimed, FileOutcome, claimed_lost, claimed_settle, file_prepare
+from apps.library.file_rows import SETTLED
+from apps.library.isolation import files_overtime
 from apps.library.jobs import indexing_job_finish, indexing_job_start
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
-from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
-from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
+from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
-from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_entry_of, source_for
+from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_for
 
 logger = logging.getLogger(__name__)
 
@@ -42,17 +44,6 @@ _MAX_GROUP_FILES = 100
 
 
 # --- Folder runs --------------------------------------------------------------------------------
-
-
-@dataclass
-class FileOutcome:
-    file_id: int
-    path: str
-    status: str
-    error: str = ""
-    chunks: int = 0
-    noop: bool = False
-    counts: FolderCounts | None = None
 
 
 ProgressCallback = Callable[[FileOutcome], None]
@@ -139,14 +130,16 @@ def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
     return [*groups, current] if current else groups
 
 
-def files_enqueue(*, folder_id: int, file_ids: Sequence[int]) -> None:
-    """One ``index_files`` task per group of files (``file_groups``), sent once the job rows are
-    committed. The task id is the group's claim token and names each file's job."""
+def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = False) -> None:
+    """One ``index_files`` task per group of files (``file_groups``; ``alone``: one per file),
+    sent once the job rows are committed. The task id is the group's claim token and names each
+    file's job."""
     if not file_ids:
         return
     from workers.indexing import index_files
 
-    groups = {uuid.uuid4().hex: group for group in file_groups(file_ids=file_ids)}
+    grouped = [[file_id] for file_id in file_ids] if alone else file_groups(file_ids=file_ids)
+    groups = {uuid.uuid4().hex: group for group in grouped}
     jobs = [
         IndexingJob(folder_id=folder_id, file_id=file_id, kind=JobKind.INDEX_FILE, celery_task_id=token)
         for token, group in groups.items()
@@ -165,16 +158,6 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int]) -> None:
 # --- Files ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Claimed:
-    file: File
-    token: str
-    job_id: int
-    mime_type: str = ""
-    text: str = ""
-    pieces: list[ChunkPiece] = field(default_factory=list)
-
-
 def file_index(*, file_id: int, task_id: str = "") -> FileOutcome | None:
     """Index one file; see ``files_index``. None when the file no longer exists."""
     outcomes = files_index(file_ids=[file_id], task_id=task_id)
@@ -191,31 +174,59 @@ def files_index(
     to go stale. The chunks of all files are embedded together in full batches, then each file
     gets its own short transaction that swaps its chunks. A file that fails records why and
     the others go on; the first unexpected error is raised at the end (Celery retries or
-    reports it).
+    reports it). A file over its time budget fails alone; when the task itself runs out of time,
+    the files it has not finished are queued again one per task (``isolation.py``).
     """
     token = task_id or uuid.uuid4().hex
     outcomes: list[FileOutcome] = []
+    jobs: dict[int, int] = {}
+    try:
+        _files_index(file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, on_outcome=on_outcome)
+    except SoftTimeLimitExceeded:
+        finished = {outcome.file_id for outcome in outcomes}
+        unfinished = [file_id for file_id in file_ids if file_id not in finished]
+        for folder_id, ids in files_overtime(
+            file_ids=unfinished, token=token, job_ids=jobs, alone=len(file_ids) == 1
+        ).items():
+            files_enqueue(folder_id=folder_id, file_ids=ids, alone=True)
+    return outcomes
+
+
+def _files_index(
+    *,
+    file_ids: Sequence[int],
+    token: str,
+    outcomes: list[FileOutcome],
+    jobs: dict[int, int],
+    on_outcome: ProgressCallback | None,
+) -> None:
     errors: list[Exception] = []
 
-    def done(claimed: _Claimed, outcome: FileOutcome) -> None:
+    def done(claimed: Claimed, outcome: FileOutcome) -> None:
         _file_done(claimed=claimed, outcome=outcome)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
 
-    def failed(claimed: _Claimed, exc: Exception) -> None:
+    def failed(claimed: Claimed, exc: Exception) -> None:
         errors.append(exc)
         done(claimed, _file_failed(claimed=claimed, exc=exc))
 
-    ready: list[_Claimed] = []
+    ready: list[Claimed] = []
     for file_id in file_ids:
         claimed, skipped = _file_claim(file_id=file_id, token=token)
         if skipped is not None:
             outcomes.append(skipped)
         if claimed is None:
             continue
+        jobs[file_id] = claimed.job_id
         try:
-            outcome = _file_prepare(claimed)
+            outcome = file_prepare(claimed)
+        except FileBudgetExceeded as exc:
+            done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(exc)))
+            continue
+        except SoftTimeLimitExceeded:
+            raise  # the task's time is up, not this file's fault: files_index re-queues
         except Exception as exc:
             logger.exception("indexing %s failed", claimed.file.path)
             failed(claimed, exc)
@@ -225,26 +236,29 @@ def files_index(
         else:
             done(claimed, outcome)
     try:
-        vectors = _embed([piece.text for claimed in ready for piece in claimed.pieces])
+        vectors, over_budget = _embed_files(ready)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception as exc:
         for claimed in ready:
             failed(claimed, exc)
         raise
-    offset = 0
-    for claimed in ready:
-        count = len(claimed.pieces)
+    for claimed, file_vectors in zip(ready, vectors, strict=True):
         try:
-            done(claimed, _file_write(claimed, vectors[offset : offset + count]))
+            if claimed.job_id in over_budget:
+                done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(over_budget[claimed.job_id])))
+            else:
+                done(claimed, _file_write(claimed, file_vectors))
+        except SoftTimeLimitExceeded:
+            raise
         except Exception as exc:
             logger.exception("indexing %s failed", claimed.file.path)
             failed(claimed, exc)
-        offset += count
     if errors:
         raise errors[0]
-    return outcomes
 
 
-def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutcome | None]:
+def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcome | None]:
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
         return None, None
@@ -262,35 +276,12 @@ def _file_claim(*, file_id: int, token: str) -> tuple[_Claimed | None, FileOutco
         note = "claimed by another task" if status == FileStatus.INDEXING else f"nothing to do: file is {status}"
         indexing_job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
         return None, FileOutcome(file_id=file_id, path=row["path"], status=status, noop=True)
+    FolderProgress(row["folder_id"]).file_started(file_id=file_id, path=row["path"])
     file = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").get(pk=file_id)
-    return _Claimed(file=file, token=token, job_id=job_id), None
+    return Claimed(file=file, token=token, job_id=job_id), None
 
 
-def _file_prepare(claimed: _Claimed) -> FileOutcome | None:
-    """Read, parse and chunk; an outcome when the file ends here (skipped, failed, lost)."""
-    file = claimed.file
-    if file.size > settings.INDEX_MAX_FILE_BYTES:
-        return _settle(claimed, FileStatus.SKIPPED, _too_big(file.size))
-    try:
-        data, claimed.mime_type = source_for(folder=file.folder).read_bytes(source_entry_of(file))
-    except SourceTransientError:
-        raise
-    except SourceError as exc:
-        return _settle(claimed, FileStatus.FAILED, str(exc))
-    if len(data) > settings.INDEX_MAX_FILE_BYTES:
-        return _settle(claimed, FileStatus.SKIPPED, _too_big(len(data)))
-    try:
-        document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
-    except UnsupportedDocument as exc:
-        return _settle(claimed, FileStatus.SKIPPED, str(exc))
-    except ParseError as exc:
-        return _settle(claimed, FileStatus.FAILED, str(exc))
-    claimed.text = document.text
-    claimed.pieces = chunk_document(document=document)
-    return None if claimed.pieces else _settle(claimed, FileStatus.SKIPPED, "no text to index")
-
-
-def _file_write(claimed: _Claimed, vectors: np.ndarray) -> FileOutcome:
+def _file_write(claimed: Claimed, vectors: np.ndarray) -> FileOutcome:
     """One transaction: mark the file indexed (if still ours) and swap its chunks."""
     file = claimed.file
     file_vector = vectors.mean(axis=0)
@@ -314,7 +305,7 @@ def _file_write(claimed: _Claimed, vectors: np.ndarray) -> FileOutcome:
             chunks_replace(file_id=file.pk, folder_id=file.folder_id, pieces=claimed.pieces, vectors=vectors)
             file_indexed.send(sender=File, file_id=file.pk, folder_id=file.folder_id, path=file.path)
     except _ClaimLost:
-        return _lost(claimed)
+        return claimed_lost(claimed)
     return FileOutcome(file.pk, file.path, FileStatus.INDEXED, chunks=len(claimed.pieces))
 
 
@@ -322,18 +313,7 @@ class _ClaimLost(Exception):
     """Someone else took the file (stale lease, or the content changed under us)."""
 
 
-def _lost(claimed: _Claimed) -> FileOutcome:
-    return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, "claim lost to a newer run", noop=True)
-
-
-def _settle(claimed: _Claimed, status: str, error: str) -> FileOutcome:
-    file = claimed.file
-    if not file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
-        return _lost(claimed)
-    return FileOutcome(file.pk, file.path, status, error)
-
-
-def _file_failed(*, claimed: _Claimed, exc: Exception) -> FileOutcome:
+def _file_failed(*, claimed: Claimed, exc: Exception) -> FileOutcome:
     # Transient or unforeseen (a download or the embedder failed): recorded where operators look
     # before Celery retries or reports it. The last good chunks stay searchable until a retry
     # replaces them; only content that is known bad (a corrupt pdf) drops them.
@@ -341,27 +321,45 @@ def _file_failed(*, claimed: _Claimed, exc: Exception) -> FileOutcome:
     error = f"{type(exc).__name__}: {exc}"[:4000]
     rows = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token)
     if not rows.update(status=FileStatus.FAILED, error=error, index_claim=""):
-        return _lost(claimed)
+        return claimed_lost(claimed)
     return FileOutcome(file.pk, file.path, FileStatus.FAILED, error)
 
 
-def _file_done(*, claimed: _Claimed, outcome: FileOutcome) -> None:
+def _file_done(*, claimed: Claimed, outcome: FileOutcome) -> None:
     status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
     indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
     if not outcome.noop:
         _after_file(file=claimed.file, outcome=outcome)
 
 
-def _too_big(size: int) -> str:
-    return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
-
-
-def _embed(texts: Sequence[str]) -> np.ndarray:
-    if not texts:
-        return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
-    embedder = get_embedder()
-    batch = settings.EMBEDDING_BATCH_SIZE
-    return np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+def _embed_files(ready: Sequence[Claimed]) -> tuple[list[np.ndarray], dict[int, FileBudgetExceeded]]:
+    """The chunks of all files in full batches. Each file is charged its share of every batch it
+    is in; one over its time budget drops out (its error by job id) and the others go on."""
+    owners = [index for index, claimed in enumerate(ready) for _ in claimed.pieces]
+    texts = [piece.text for claimed in ready for piece in claimed.pieces]
+    parts: list[list[np.ndarray]] = [[] for _ in ready]
+    over: dict[int, FileBudgetExceeded] = {}
+    embedder = get_embedder() if texts else None
+    pending = list(range(len(texts)))
+    while pending and embedder is not None:
+        batch, pending = pending[: settings.EMBEDDING_BATCH_SIZE], pending[settings.EMBEDDING_BATCH_SIZE :]
+        started = time.monotonic()
+        batch_vectors = embedder.embed_documents([texts[position] for position in batch])
+        seconds = time.monotonic() - started
+        for position, vector in zip(batch, batch_vectors, strict=True):
+            parts[owners[position]].append(vector)
+        for index in {owners[position] for position in batch}:
+            budget = ready[index].budget
+            if budget is None:
+                continue
+            budget.charge(seconds * sum(owners[position] == index for position in batch) / len(batch))
+            try:
+                budget.check("embedding")
+            except FileBudgetExceeded as exc:
+                over[ready[index].job_id] = exc
+                pending = [position for position in pending if owners[position] != index]
+    empty = np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+    return [np.stack(vectors) if vectors else empty for vectors in parts], over
 
 
 def _after_file(*, file: File, outcome: FileOutcome) -> None:

@@ -9,6 +9,7 @@ from django.db.models import Value
 from pgvector.django import VectorField
 
 from apps.core.models import TimestampedModel
+from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, exclude_patterns_validator
 
 
 class SourceKind(models.TextChoices):
@@ -40,6 +41,12 @@ class Folder(TimestampedModel):
     # Set while a sync runs; a conditional UPDATE claims it so one folder never syncs twice.
     sync_started_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    exclude_patterns = models.TextField(
+        blank=True,
+        default=DEFAULT_EXCLUDE_PATTERNS,
+        validators=[exclude_patterns_validator],
+        help_text="Paths never indexed, one gitignore pattern per line (e.g. node_modules/, *.min.js).",
+    )
 
     class Meta:
         constraints = [

@@ -7,8 +7,9 @@ transaction, so retries, redeliveries and concurrent workers cannot make them dr
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -17,6 +18,7 @@ from django.db.models import Count, Q
 
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import Chunk, File, FileStatus, Folder, FolderStatus, SyncLog
+from apps.library.selectors import folder_files_in_progress
 
 if TYPE_CHECKING:
     from apps.library.reconcile import ReconcileResult
@@ -95,6 +97,9 @@ class FolderProgress:
     def file_finished(self, *, file_id: int, path: str, status: str, error: str, counts: FolderCounts) -> None:
         self._send("file", {"file_id": file_id, "path": path, "status": status, "error": error, **counts.as_event()})
 
+    def file_started(self, *, file_id: int, path: str) -> None:
+        self._send("file_started", {"file_id": file_id, "path": path})
+
     def folder_scanned(self, *, result: ReconcileResult, counts: FolderCounts) -> None:
         self._send(
             "scan",
@@ -155,6 +160,7 @@ class FolderReport:
     chunks_without_search_vector: int
     unindexed: list[tuple[str, str, str]]  # path, status, reason (skipped and failed files)
     last_sync: SyncLog | None
+    working_on: list[tuple[str, dt.datetime | None]] = field(default_factory=list)  # path, since
 
     @property
     def open(self) -> int:
@@ -185,4 +191,5 @@ def folder_report(*, folder_id: int, unindexed_limit: int = 200) -> FolderReport
         chunks_without_search_vector=chunks["no_vector"],
         unindexed=unindexed,
         last_sync=SyncLog.objects.filter(folder_id=folder_id).order_by("-created_at").first(),
+        working_on=folder_files_in_progress(folder_id=folder_id),
     )

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from django.db import transaction
+from django.db.models import Q
 
+from apps.library.exclusions import exclusion_for
 from apps.library.file_rows import SETTLED, file_settle
 from apps.library.models import File, FileStatus, Folder
 from apps.library.sources import ChangeSet, SourceEntry, SourceProblem
@@ -29,6 +31,7 @@ class ReconcileResult:
     deleted: int = 0
     moved: int = 0
     unchanged: int = 0
+    excluded: int = 0
     problems: list[SourceProblem] = field(default_factory=list)
     to_index: list[int] = field(default_factory=list)
 
@@ -42,10 +45,22 @@ def folder_reconcile(
     deleted with their chunks, and moved ones (same external id at a new path, or a vanished
     file's checksum reappearing under a new id) get their new path and keep their chunks.
     Problems become skipped rows carrying the reason, so they show up in status and API.
+    Paths the folder's exclude patterns match are not listed: their rows, if any, go too.
     """
-    listed = {entry.external_id: entry for entry in entries}
-    troubled = {problem.path: problem for problem in problems if problem.path not in listed}
-    result = ReconcileResult(problems=list(troubled.values()))
+    exclusion = exclusion_for(folder.exclude_patterns)
+    listed: dict[str, SourceEntry] = {}
+    excluded = 0
+    for entry in entries:
+        if exclusion.excludes(entry.path):
+            excluded += 1
+        else:
+            listed[entry.external_id] = entry
+    troubled = {
+        problem.path: problem
+        for problem in problems
+        if problem.path not in listed and not exclusion.excludes(problem.path)
+    }
+    result = ReconcileResult(problems=list(troubled.values()), excluded=excluded)
     with transaction.atomic():
         _lock(folder)
         existing = {file.external_id: file for file in File.objects.filter(folder=folder).defer("embedding")}
@@ -71,10 +86,13 @@ def changes_apply(*, folder: Folder, changes: ChangeSet) -> ReconcileResult:
 
     Ids survive renames and moves there, so a new path alone is a move. Removed ids the folder
     never held are ignored. Unindexable entries are left to the next full listing, which
-    records them.
+    records them. An entry now under an exclude pattern counts as removed, and so does any row
+    the patterns match since they changed.
     """
-    listed = {entry.external_id: entry for entry in changes.upserted}
-    result = ReconcileResult()
+    exclusion = exclusion_for(folder.exclude_patterns)
+    listed = {entry.external_id: entry for entry in changes.upserted if not exclusion.excludes(entry.path)}
+    excluded_ids = [entry.external_id for entry in changes.upserted if entry.external_id not in listed]
+    result = ReconcileResult(excluded=len(excluded_ids))
     with transaction.atomic():
         _lock(folder)
         known = {
@@ -82,7 +100,12 @@ def changes_apply(*, folder: Folder, changes: ChangeSet) -> ReconcileResult:
             for file in File.objects.filter(folder=folder, external_id__in=list(listed)).defer("embedding")
         }
         rows = _RowChanges.plan(folder=folder, listed=listed, known=known, result=result)
-        removed = File.objects.filter(folder=folder, external_id__in=changes.removed_ids)
+        newly_excluded = [
+            pk for pk, path in File.objects.filter(folder=folder).values_list("pk", "path") if exclusion.excludes(path)
+        ]
+        removed = File.objects.filter(folder=folder).filter(
+            Q(external_id__in=[*changes.removed_ids, *excluded_ids]) | Q(pk__in=newly_excluded)
+        )
         result.deleted = removed.delete()[1].get(File._meta.label, 0)
         rows.save()
         result.to_index = list(

@@ -16,7 +16,7 @@ from django.db.models import Count, Max, Min, Q, QuerySet
 from django.http import Http404
 
 from apps.core.events import folder_channel, last_event_id
-from apps.library.models import Chunk, File, Folder
+from apps.library.models import Chunk, File, FileStatus, Folder
 
 _FILE_FIELDS_UNUSED = ("embedding", "search_vector", "preview")
 
@@ -83,6 +83,12 @@ def folder_events_position(*, folder_id: int) -> str:
         return last_event_id(channel=folder_channel(folder_id))
     except redis.RedisError:
         return "0"
+
+
+def folder_files_in_progress(*, folder_id: int, limit: int = 20) -> list[tuple[str, dt.datetime | None]]:
+    """The files a worker is indexing right now (claimed), longest-running first, with since when."""
+    rows = File.objects.filter(folder_id=folder_id, status=FileStatus.INDEXING).order_by("index_started_at", "path")
+    return list(rows.values_list("path", "index_started_at")[:limit])
 
 
 def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | None = None) -> QuerySet[File]:

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from apps.core.api import ApplicationError, ConflictError
+from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
 from apps.library.indexing import files_enqueue
 from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKind
 from apps.library.progress import FolderProgress, folder_counters_refresh
@@ -36,7 +37,16 @@ def local_path_resolve(*, path: str) -> Path:
     return resolved
 
 
-def folder_create(*, owner: User, source: str, external_id: str, name: str = "", start_indexing: bool = True) -> Folder:
+def folder_create(
+    *,
+    owner: User,
+    source: str,
+    external_id: str,
+    name: str = "",
+    exclude_patterns: str | None = None,
+    start_indexing: bool = True,
+) -> Folder:
+    patterns = _patterns_clean(DEFAULT_EXCLUDE_PATTERNS if exclude_patterns is None else exclude_patterns)
     if source == SourceKind.LOCAL:
         external_id = str(local_path_resolve(path=external_id))
         name = name or Path(external_id).name
@@ -53,6 +63,7 @@ def folder_create(*, owner: User, source: str, external_id: str, name: str = "",
                 source=source,
                 external_id=external_id,
                 name=name[:255],
+                exclude_patterns=patterns,
                 sync_interval_seconds=settings.FOLDER_SYNC_INTERVAL_SECONDS,
             )
     except IntegrityError as exc:
@@ -95,6 +106,38 @@ def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[in
     counts = folder_counters_refresh(folder_id=folder.pk)
     FolderProgress(folder.pk).indexing_started(reason="retry", counts=counts)
     return ids
+
+
+def folder_update(*, folder: Folder, name: str | None = None, exclude_patterns: str | None = None) -> Folder:
+    """Rename, or change what is excluded: a sync then drops newly excluded files from the index
+    and picks up files no longer excluded (Drive: with a full listing, as changes would not show them)."""
+    fields = ["updated_at"]
+    if name is not None:
+        if not name.strip():
+            raise ApplicationError("The name cannot be empty.")
+        folder.name = name[:255]
+        fields.append("name")
+    resync = False
+    if exclude_patterns is not None:
+        patterns = _patterns_clean(exclude_patterns)
+        resync = patterns != folder.exclude_patterns
+        folder.exclude_patterns = patterns
+        fields.append("exclude_patterns")
+        if resync:
+            folder.last_full_listing_at = None
+            fields.append("last_full_listing_at")
+    with transaction.atomic():
+        folder.save(update_fields=fields)
+        if resync:
+            folder_sync_enqueue(folder=folder)
+    return folder
+
+
+def _patterns_clean(text: str) -> str:
+    try:
+        return exclude_patterns_clean(text=text)
+    except ExcludePatternError as exc:
+        raise ApplicationError(str(exc), extra={"field": "exclude_patterns"}) from exc
 
 
 def folder_index_enqueue(*, folder: Folder) -> None:

@@ -2,7 +2,7 @@
 
 Chunks keep their tsvector in ``library_chunk.search_vector``; these tables add what BM25 needs
 and a tsvector cannot tell: how many chunks of the folder hold each lexeme (document frequency)
-and the folder's chunk count and total length (for IDF and the average length). They are
+and the folder's chunk count and total length in tokens (for IDF and the average length). They are
 rebuilt by ``services.folder_lexeme_stats_refresh``; search reads them in its one statement and
 tolerates them being stale or missing.
 """
@@ -18,6 +18,9 @@ class FolderTermStats(models.Model):
     folder = models.OneToOneField(Folder, on_delete=models.CASCADE, primary_key=True, related_name="+")
     chunk_count = models.BigIntegerField(help_text="Chunks with a search vector.")
     total_length = models.BigIntegerField(help_text="Sum of length(search_vector): distinct lexemes per chunk.")
+    total_tokens = models.BigIntegerField(
+        default=0, db_default=0, help_text="Sum of the chunks' token_count: BM25's average document length."
+    )
     refreshed_at = models.DateTimeField()
 
     def __str__(self) -> str:

@@ -42,6 +42,7 @@ OVERFETCH = 2.5
 # posting lists hold every folder's rows: about 1.4 µs a row against 0.25 µs a posting.
 KEYWORD_SCAN_MAX_ROWS = 5_000
 # GIN postings a keyword search may read; lexemes beyond it (the commonest) only score.
+# A scanned folder has no budget: reading it costs the same whichever lexemes select.
 KEYWORD_POSTING_BUDGET = 20_000
 # From this share of the table up, a bitmap of the folder's rows (about 0.1 µs a row) costs more
 # than checking the folder on each row the GIN index matches (those grow as 1 / share).
@@ -90,11 +91,14 @@ class KeywordPlan:
     method: KeywordMethod
     # Table-wide postings per matching row of the folder (0: the budget does not apply).
     posting_scale: float = 0.0
+    # Whether the rarest lexemes' document frequencies must stay within a budget of rows: a scan
+    # reads the whole (small) folder anyway, so every lexeme of the question selects candidates.
+    row_budget: bool = True
 
 
 def keyword_plan(*, folder_rows: int, table_rows: int) -> KeywordPlan:
     if folder_rows <= KEYWORD_SCAN_MAX_ROWS:
-        return KeywordPlan(KeywordMethod.SCAN)
+        return KeywordPlan(KeywordMethod.SCAN, row_budget=False)
     scale = max(table_rows, folder_rows) / folder_rows
     method = KeywordMethod.INDEX_FILTER if 1 / scale >= KEYWORD_FILTER_MIN_SHARE else KeywordMethod.INDEX
     return KeywordPlan(method, posting_scale=scale)

@@ -6,6 +6,7 @@ the folder; these selectors scope every row to ``folder_id`` and nothing else.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -29,9 +30,11 @@ K_MAX = 100
 # Rows each side hands to the fusion in hybrid mode (RRF rewards rows both sides rank fairly
 # well, so the lists must go deeper than k).
 FUSION_DEPTH = 50
-# Keyword candidates BM25 ranks per search (at least this, else 10 per row wanted), which is
-# also the document-frequency budget of the lexemes that select them: ranking cost stays bounded
-# however many chunks match. Cranfield: 1000 instead of 500 changes nDCG@10 by < 0.001.
+# In a folder large enough for the GIN index: keyword candidates BM25 ranks per search (at least
+# this, else 10 per row wanted), which is also the document-frequency budget of the (rarest)
+# lexemes that select them, so ranking cost stays bounded however many chunks match. A scanned
+# folder (planning.KEYWORD_SCAN_MAX_ROWS) has no budget: every lexeme selects. The budget costs
+# recall: Cranfield recall@100 0.746 -> 0.721 at 500 (nDCG@10 0.358 -> 0.357), CACM < 0.002.
 KEYWORD_CANDIDATE_CAP = 500
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -40,15 +43,15 @@ BM25_B = 0.75
 # ("5,155.13": the statement holding it, not abstracts holding "5"). Cranfield nDCG@10: 0.402
 # either way; bench/search_keywords.py with distractors: hit@3 25/26 -> 26/26.
 KEYWORD_FUSION_MIN_SHARE = 0.4
-# Hybrid pseudo-relevance feedback (statements._FEEDBACK): how many of the best fused rows are
-# taken as relevant; the weight of distance to their centroid next to distance to the question;
-# how many of their lexemes join the question's, and the weight of those lexemes together relative
-# to the question's. Cranfield nDCG@10 0.401 -> 0.425 at 512 and at 256 tokens a chunk
-# (bench/search_quality.py); 0.417-0.426 for 20-60 lexemes at weights 1-3.
+# Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
+# relevant, and the weight of distance to their centroid next to distance to the question.
+# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.411 / 0.407 / 0.399, CACM 0.565 / 0.560 /
+# 0.561 (bench/search_quality.py, 256 tokens). The feedback rows' lexemes are not added to the
+# question: +0.006 on Cranfield, -0.030 on CACM (whose abstracts' rare words are author names).
 FEEDBACK_ROWS = 3
 FEEDBACK_VECTOR_WEIGHT = 2.0
-FEEDBACK_TERMS = 30
-FEEDBACK_TERMS_WEIGHT = 2.0
+# Question embeddings kept per process, by (provider, text).
+QUERY_EMBEDDING_CACHE_SIZE = 512
 
 
 def chunk_search(
@@ -85,6 +88,7 @@ def chunk_search(
         posting_scale=keyword_plan.posting_scale,
         rrf_k=rrf_k,
         weights=weights,
+        keyword_rows=None if not keyword_plan.row_budget else max(KEYWORD_CANDIDATE_CAP, 10 * question.depth),
     )
     rows = _run(chunk_statement(shape), params, plan=plan)
     return [
@@ -121,7 +125,15 @@ def file_search(
     if question is None:
         return []
     # Files are few per folder: exact distances, and the file GIN index's short posting lists.
-    params = _params(folder_id=folder_id, question=question, k=k, posting_scale=0.0, rrf_k=rrf_k, weights=weights)
+    params = _params(
+        folder_id=folder_id,
+        question=question,
+        k=k,
+        posting_scale=0.0,
+        rrf_k=rrf_k,
+        weights=weights,
+        keyword_rows=max(KEYWORD_CANDIDATE_CAP, 10 * question.depth),
+    )
     rows = _run(file_statement(question.shape()), params, plan=planning.VectorPlan(VectorMethod.EXACT))
     return [
         FileHit(
@@ -195,7 +207,20 @@ def _question(
 
 def _embedding(text: str, query_vector: np.ndarray | None) -> str | None:
     """The question's vector as pgvector text; None when it has no direction (no features)."""
-    vector = get_embedder().embed_query(text) if query_vector is None else np.asarray(query_vector, dtype=np.float32)
+    if query_vector is None:
+        return _query_embedding(settings.EMBEDDING_PROVIDER, text)
+    return _vector_text(np.asarray(query_vector, dtype=np.float32))
+
+
+# An agent searches the same question several times in a run (chunks, files, again after reading),
+# and embedding it is most of a search's time (bench/search_latency.py): each provider embeds a
+# text once per process. Failures are not cached (lru_cache keeps only returned values).
+@functools.lru_cache(maxsize=QUERY_EMBEDDING_CACHE_SIZE)
+def _query_embedding(provider: str, text: str) -> str | None:
+    return _vector_text(get_embedder(provider).embed_query(text))
+
+
+def _vector_text(vector: np.ndarray) -> str | None:
     return Vector(vector).to_text() if np.any(vector) else None
 
 
@@ -207,7 +232,10 @@ def _params(
     posting_scale: float,
     rrf_k: int | None,
     weights: tuple[float, float],
+    keyword_rows: int | None,
 ) -> dict[str, Any]:
+    """``keyword_rows``: the rows budget of the lexemes that select keyword candidates, and their
+    cap; None: every lexeme selects candidates, as many as a scanned folder has rows."""
     depth = question.depth
     fusion = question.keyword and question.embedding is not None
     return {
@@ -221,16 +249,14 @@ def _params(
         "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
         "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
-        "keyword_cap": max(KEYWORD_CANDIDATE_CAP, 10 * depth),
-        "term_budget": max(KEYWORD_CANDIDATE_CAP, 10 * depth),
+        "keyword_cap": keyword_rows if keyword_rows is not None else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
+        "term_budget": keyword_rows,
         "posting_scale": posting_scale,
         "posting_budget": planning.KEYWORD_POSTING_BUDGET,
         "bm25_k1": BM25_K1,
         "bm25_b": BM25_B,
         "feedback_rows": FEEDBACK_ROWS,
         "feedback_vector_weight": FEEDBACK_VECTOR_WEIGHT,
-        "expansion_terms": FEEDBACK_TERMS,
-        "expansion_weight": FEEDBACK_TERMS_WEIGHT,
         "rrf_k": settings.SEARCH_RRF_K if rrf_k is None else rrf_k,
         "vector_weight": float(weights[0]),
         "keyword_weight": float(weights[1]),

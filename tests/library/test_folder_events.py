@@ -46,13 +46,22 @@ def test_a_connected_client_sees_each_file_indexed_and_the_counters_reach_the_to
     connected = threading.Event()
 
     with ThreadPoolExecutor(1) as pool:
-        # `indexing` as the run starts, one `file` event per file and the listing's `scan`
-        future = pool.submit(read_events, asgi_server, folder.pk, token=token, until=4, connected=connected)
+        # `indexing` as the run starts, per file a `file_started` and a `file` event, and the listing's `scan`
+        future = pool.submit(read_events, asgi_server, folder.pk, token=token, until=6, connected=connected)
         assert connected.wait(10)
         folder_index(folder_id=folder.pk, inline=True)
         received = future.result(timeout=30)
 
-    assert sorted(item.type for item in received) == ["file", "file", "indexing", "scan"]
+    assert sorted(item.type for item in received) == [
+        "file",
+        "file",
+        "file_started",
+        "file_started",
+        "indexing",
+        "scan",
+    ]
+    started = [item.data["path"] for item in received if item.type == "file_started"]
+    assert sorted(started) == ["a.md", "b.txt"]
     files = [item.data for item in received if item.type == "file"]
     assert {data["path"] for data in files} == {"a.md", "b.txt"}
     assert all(data["status"] == "indexed" for data in files)

@@ -144,7 +144,7 @@ def test_unexpected_errors_mark_the_file_failed_and_propagate(root, folder, monk
     write(root, "a.txt", "alpha")
     folder_index(folder_id=folder.pk)
     file = File.objects.get(folder=folder)
-    monkeypatch.setattr("apps.library.indexing.parse_document", _boom)
+    monkeypatch.setattr("apps.library.file_prepare.parse_document", _boom)
     with pytest.raises(RuntimeError):
         file_index(file_id=file.pk, task_id="t1")
     file.refresh_from_db()
@@ -160,7 +160,7 @@ def test_a_transient_failure_keeps_the_last_good_chunks_searchable(root, folder,
     assert before
     write(root, "a.txt", "alpha beta gamma delta")
     folder_index(folder_id=folder.pk)  # notices the new checksum and queues a re-index
-    monkeypatch.setattr("apps.library.indexing.parse_document", _boom)
+    monkeypatch.setattr("apps.library.file_prepare.parse_document", _boom)
     with pytest.raises(RuntimeError):
         file_index(file_id=file.pk, task_id="t2")
     file.refresh_from_db()
@@ -269,16 +269,16 @@ def test_a_group_indexes_every_file_even_when_one_fails_unexpectedly(root, folde
     write(root, "c.txt", "gamma")
     folder_index(folder_id=folder.pk)
     ids = list(File.objects.order_by("path").values_list("pk", flat=True))
-    from apps.library import indexing
+    from apps.library import file_prepare, indexing
 
-    real = indexing.parse_document
+    real = file_prepare.parse_document
 
     def parse(**kwargs):
         if kwargs["name"] == "b.txt":
             raise RuntimeError("parser exploded")
         return real(**kwargs)
 
-    monkeypatch.setattr(indexing, "parse_document", parse)
+    monkeypatch.setattr(file_prepare, "parse_document", parse)
     seen = []
     with pytest.raises(RuntimeError):
         indexing.files_index(file_ids=ids, task_id="group", on_outcome=seen.append)

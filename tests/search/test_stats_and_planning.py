@@ -1,5 +1,6 @@
 import pytest
 
+from apps.library.models import Chunk
 from apps.search import planning
 from apps.search.models import FolderLexeme, FolderTermStats
 from apps.search.services import folder_lexeme_stats_refresh
@@ -19,6 +20,12 @@ def test_refresh_counts_documents_per_lexeme(corpus):
     make_chunks(extra, ["More revenue.", "Revenue again."])
     refreshed = folder_lexeme_stats_refresh(folder_id=corpus.folder.pk)
     assert refreshed.chunk_count == FILLER_CHUNKS + 6
+    # BM25's lengths are token counts: the total is the chunks' token_count summed.
+    assert (
+        refreshed.total_tokens
+        == sum(Chunk.objects.filter(folder=corpus.folder).values_list("token_count", flat=True))
+        > 0
+    )
     assert FolderLexeme.objects.get(folder_id=corpus.folder.pk, lexeme="revenu").document_count == 3
 
 
@@ -85,6 +92,8 @@ def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
 def test_keyword_plan(folder_rows, table_rows, expected):
     plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
     assert (plan.method, plan.posting_scale) == expected
+    # A scanned folder lets every lexeme select candidates; the GIN paths keep the row budget.
+    assert plan.row_budget is (plan.method is not KeywordMethod.SCAN)
 
 
 def test_version_parsing():

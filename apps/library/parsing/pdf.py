@@ -10,6 +10,7 @@ from django.conf import settings
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from apps.library.budget import budget_check
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.pdf_scans import ScanReader
 
@@ -39,6 +40,7 @@ def _parse(data: bytes, name: str) -> ParsedDocument:
     builder = TextBuilder()
     with ScanReader(data) as scans:
         for number, page in enumerate(reader.pages, start=1):
+            budget_check(f"reading page {number} of {page_count}")
             text = (page.extract_text() or "").strip()
             scanned = scans.read(number) if scans.wanted(text) else None
             if scanned and len(scanned) > len(text):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.management.base import OutputWrapper
+from django.utils import timezone
 
 from apps.library.progress import FolderReport
 
@@ -55,6 +56,13 @@ def summary(report: FolderReport) -> str:
         sync = report.last_sync
         outcome = f"error: {sync.error}" if sync.error else f"{sync.summary}, {sync.moved} moved"
         lines.append(f"last sync: {sync.created_at:%Y-%m-%d %H:%M:%S} ({sync.mode}, {outcome}, {sync.duration_ms} ms)")
+    if report.working_on:
+        now = timezone.now()
+        lines.append("working on:")
+        lines.extend(
+            f"  {path} (for {(now - since).total_seconds():.0f} s)" if since else f"  {path}"
+            for path, since in report.working_on
+        )
     if folder.last_error:
         lines.append(f"last error: {folder.last_error}")
     if report.unindexed:

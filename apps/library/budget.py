@@ -1,0 +1,124 @@
+"""Bounds on one file's indexing: a time budget and caps on how much text it may bring.
+
+A file that cannot be indexed within its budget fails alone with a reason a person understands,
+instead of taking the task (and the files grouped with it) over Celery's time limit. The budget
+is checked between stages and inside the long loops (chunking, embedding batches, pdf pages)
+through ``budget_check()``, which reads the budget of the file being worked on from a context
+variable, so parsers need no extra argument.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import mimetypes
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from django.conf import settings
+
+
+class FileBudgetExceeded(Exception):
+    """The file used up its time budget; the message says how big it was and where it stopped."""
+
+
+@dataclass
+class FileBudget:
+    seconds: float
+    size: int = 0  # bytes read, until the text is known
+    text_chars: int = 0
+    spent: float = 0.0  # seconds used in earlier stretches (the file's work is not contiguous)
+    _running_since: float | None = None
+
+    def check(self, stage: str) -> None:
+        if self.elapsed() > self.seconds:
+            raise FileBudgetExceeded(
+                f"too large to index in {_duration(self.seconds)}: {self._amount()}"
+                f" (stopped while {stage}; INDEX_FILE_TIME_BUDGET_SECONDS)"
+            )
+
+    def elapsed(self) -> float:
+        running = 0.0 if self._running_since is None else time.monotonic() - self._running_since
+        return self.spent + running
+
+    def charge(self, seconds: float) -> None:
+        """Time spent on this file outside ``file_budget_running`` (its share of a shared batch)."""
+        self.spent += seconds
+
+    def resume(self) -> None:
+        self._running_since = time.monotonic()
+
+    def pause(self) -> None:
+        self.spent = self.elapsed()
+        self._running_since = None
+
+    def _amount(self) -> str:
+        if self.text_chars:
+            return f"{_megabytes(self.text_chars)} of text"
+        return f"{_megabytes(self.size)} file"
+
+
+_current: contextvars.ContextVar[FileBudget | None] = contextvars.ContextVar("file_budget", default=None)
+
+
+@contextmanager
+def file_budget_running(budget: FileBudget) -> Iterator[FileBudget]:
+    """Counts time against ``budget`` while inside; ``budget_check`` checks it."""
+    budget.resume()
+    token = _current.set(budget)
+    try:
+        yield budget
+    finally:
+        _current.reset(token)
+        budget.pause()
+
+
+def budget_check(stage: str) -> None:
+    """Raise ``FileBudgetExceeded`` when the file being indexed is over its budget; else nothing."""
+    budget = _current.get()
+    if budget is not None:
+        budget.check(stage)
+
+
+def file_budget_new(*, size: int) -> FileBudget:
+    return FileBudget(seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
+
+
+# --- Text caps --------------------------------------------------------------------------------
+
+_HTML = {"text/html", "application/xhtml+xml"}
+_TEXT = {"application/json", "application/javascript", "application/xml", "application/x-yaml", "application/toml"}
+
+
+def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
+    """The most characters of extracted text a file of this kind may bring, and its setting."""
+    kind = mime_type.split(";", 1)[0].strip().lower()
+    if kind in {"", "application/octet-stream", "binary/octet-stream"}:
+        kind = (mimetypes.guess_type(name, strict=False)[0] or kind).lower()
+    if kind in _HTML:
+        return settings.INDEX_MAX_HTML_CHARS, "INDEX_MAX_HTML_CHARS"
+    if kind.startswith("text/") or kind in _TEXT:
+        return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
+    return settings.INDEX_MAX_DOCUMENT_CHARS, "INDEX_MAX_DOCUMENT_CHARS"
+
+
+def text_cap_reason(*, chars: int, mime_type: str, name: str) -> str | None:
+    """Why the extracted text is too much to index, or None when it is within its kind's cap."""
+    cap, setting = text_cap(mime_type=mime_type, name=name)
+    if chars <= cap:
+        return None
+    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"
+
+
+def _megabytes(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f} MB"
+    return f"{max(1, count // 1000)} kB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 60 and seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds:g} seconds"

@@ -1,0 +1,93 @@
+"""One file's preparation for indexing: skip junk, read it, parse it, cap it and chunk it, within
+its time budget. A file that ends here is settled (skipped or failed) with its reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from apps.library.budget import FileBudget, file_budget_new, file_budget_running, text_cap_reason
+from apps.library.chunking import ChunkPiece, chunk_document
+from apps.library.file_rows import file_settle
+from apps.library.junk import junk_by_content, junk_by_name
+from apps.library.models import File, FileStatus
+from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
+from apps.library.progress import FolderCounts
+from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
+
+
+@dataclass
+class FileOutcome:
+    file_id: int
+    path: str
+    status: str
+    error: str = ""
+    chunks: int = 0
+    noop: bool = False
+    counts: FolderCounts | None = None
+
+
+@dataclass
+class Claimed:
+    file: File
+    token: str
+    job_id: int
+    mime_type: str = ""
+    text: str = ""
+    pieces: list[ChunkPiece] = field(default_factory=list)
+    budget: FileBudget | None = None
+
+
+def file_prepare(claimed: Claimed) -> FileOutcome | None:
+    """Read, parse and chunk; an outcome when the file ends here (skipped, failed, lost)."""
+    file = claimed.file
+    junk = junk_by_name(path=file.path)
+    if junk:
+        return claimed_settle(claimed, FileStatus.SKIPPED, junk)
+    if file.size > settings.INDEX_MAX_FILE_BYTES:
+        return claimed_settle(claimed, FileStatus.SKIPPED, too_big(file.size))
+    claimed.budget = file_budget_new(size=file.size)
+    with file_budget_running(claimed.budget) as budget:
+        try:
+            data, claimed.mime_type = source_for(folder=file.folder).read_bytes(source_entry_of(file))
+        except SourceTransientError:
+            raise
+        except SourceError as exc:
+            return claimed_settle(claimed, FileStatus.FAILED, str(exc))
+        if len(data) > settings.INDEX_MAX_FILE_BYTES:
+            return claimed_settle(claimed, FileStatus.SKIPPED, too_big(len(data)))
+        budget.size = len(data)
+        junk = junk_by_content(path=file.path, mime_type=claimed.mime_type, data=data)
+        if junk:
+            return claimed_settle(claimed, FileStatus.SKIPPED, junk)
+        try:
+            document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
+        except UnsupportedDocument as exc:
+            return claimed_settle(claimed, FileStatus.SKIPPED, str(exc))
+        except ParseError as exc:
+            return claimed_settle(claimed, FileStatus.FAILED, str(exc))
+        budget.text_chars = len(document.text)
+        too_much = text_cap_reason(chars=len(document.text), mime_type=claimed.mime_type, name=file.name)
+        if too_much:
+            return claimed_settle(claimed, FileStatus.SKIPPED, too_much)
+        budget.check("parsing")
+        claimed.text = document.text
+        claimed.pieces = chunk_document(document=document)
+        budget.check("chunking")
+    return None if claimed.pieces else claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+
+
+def claimed_lost(claimed: Claimed) -> FileOutcome:
+    return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, "claim lost to a newer run", noop=True)
+
+
+def claimed_settle(claimed: Claimed, status: str, error: str) -> FileOutcome:
+    file = claimed.file
+    if not file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
+        return claimed_lost(claimed)
+    return FileOutcome(file.pk, file.path, status, error)
+
+
+def too_big(size: int) -> str:
+    return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"

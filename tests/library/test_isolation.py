@@ -1,0 +1,207 @@
+"""No file can fail another: a per-file time budget, text caps, and a group that runs out of
+time hands its unfinished files back one per task."""
+
+import signal
+import time
+from contextlib import contextmanager
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.core.management import call_command
+
+from apps.library.indexing import files_index, folder_index
+from apps.library.models import File, IndexingJob
+from tests.support import junk_samples as samples
+from tests.support.files import write
+from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
+from workers.queues import ALL_QUEUES
+
+BIG_TEXT_CHARS = 1_900_000  # under INDEX_MAX_TEXT_CHARS; chunking it takes about two seconds
+
+
+def big_prose() -> str:
+    text = samples.readme()
+    return (text * (BIG_TEXT_CHARS // len(text) + 1))[:BIG_TEXT_CHARS]
+
+
+def neighbours(root):
+    write(root, "a-notes.md", "# Lease\n\nThe lease renews on the first of March.")
+    write(root, "b-invoice.txt", "Invoice INV-4411 is due in thirty days.")
+    write(root, "c-manual.md", big_prose())
+    write(root, "d-textwrap.py", samples.hand_written_python())
+
+
+def statuses(folder):
+    return dict(File.objects.filter(folder=folder).values_list("path", "status"))
+
+
+def error_of(folder, path):
+    return File.objects.get(folder=folder, path=path).error
+
+
+@contextmanager
+def soft_time_limit_after(seconds):
+    """What Celery's prefork pool does at a task's soft time limit: a signal raises in the task."""
+
+    def raise_soft_limit(signum, frame):
+        raise SoftTimeLimitExceeded()
+
+    previous = signal.signal(signal.SIGALRM, raise_soft_limit)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.django_db
+def test_a_file_over_its_time_budget_fails_alone_with_the_reason(root, folder, settings):
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 0.5
+    neighbours(root)
+    folder_index(folder_id=folder.pk)
+    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+
+    outcomes = files_index(file_ids=ids, task_id="one-group")
+
+    assert statuses(folder) == {
+        "a-notes.md": "indexed",
+        "b-invoice.txt": "indexed",
+        "c-manual.md": "failed",
+        "d-textwrap.py": "indexed",
+    }
+    assert error_of(folder, "c-manual.md").startswith(
+        "too large to index in 0.5 seconds: 1.9 MB of text (stopped while"
+    )
+    assert "INDEX_FILE_TIME_BUDGET_SECONDS" in error_of(folder, "c-manual.md")
+    assert len(outcomes) == 4
+
+
+@pytest.mark.django_db
+def test_text_over_its_kinds_cap_is_skipped_with_the_reason(root, folder, settings):
+    settings.INDEX_MAX_TEXT_CHARS = 10_000
+    write(root, "log.txt", "a line of the log\n" * 1000)
+    write(root, "page.html", "<p>" + "words " * 3000 + "</p>")  # html has its own, larger cap
+    folder_index(folder_id=folder.pk, inline=True)
+    assert statuses(folder) == {"log.txt": "skipped", "page.html": "indexed"}
+    assert error_of(folder, "log.txt") == (
+        "too much text to index: 18,000 characters, more than the limit of 10,000 (INDEX_MAX_TEXT_CHARS)"
+    )
+
+
+@pytest.mark.django_db
+def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
+    root, folder, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "a-manual.md", big_prose())  # first in the group, and slow
+    write(root, "b-invoice.txt", "Invoice INV-4411 is due in thirty days.")
+    write(root, "c-notes.md", "# Lease\n\nThe lease renews on the first of March.")
+    folder_index(folder_id=folder.pk)
+    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+    sent = []
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((task_id, args[0]))
+    )
+
+    with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
+        files_index(file_ids=ids, task_id="group-token")
+
+    # Nobody failed: every file is pending again, each queued in a task of its own.
+    assert set(statuses(folder).values()) == {"pending"}
+    assert sorted(group for _, group in sent) == [[file_id] for file_id in ids]
+    assert len({token for token, _ in sent}) == 3
+    assert not File.objects.filter(folder=folder).exclude(index_claim="").exists()
+    notes = IndexingJob.objects.filter(celery_task_id="group-token", file__isnull=False)
+    assert set(notes.values_list("error", flat=True)) <= {"re-queued on its own: its group ran out of time", ""}
+
+    # Alone, the slow file meets its own budget; its neighbours are indexed.
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 0.5
+    for token, group in sent:
+        files_index(file_ids=group, task_id=token)
+    assert statuses(folder) == {"a-manual.md": "failed", "b-invoice.txt": "indexed", "c-notes.md": "indexed"}
+    assert error_of(folder, "a-manual.md").startswith("too large to index in 0.5 seconds: 1.9 MB of text")
+
+
+@pytest.mark.django_db
+def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch):
+    write(root, "manual.md", big_prose())
+    folder_index(folder_id=folder.pk)
+    file = File.objects.get(folder=folder)
+    sent = []
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args))
+    with soft_time_limit_after(0.3):
+        files_index(file_ids=[file.pk], task_id="alone")
+    file.refresh_from_db()
+    assert file.status == "failed" and file.error.startswith("too large to index in 14 minutes: ")
+    assert sent == []
+    assert IndexingJob.objects.get(celery_task_id="alone", file=file).status == "failed"
+
+
+@pytest.mark.django_db
+def test_status_shows_the_file_being_worked_on(root, folder, auth_client, capsys):
+    write(root, "a.md", "alpha")
+    write(root, "b.md", "beta")
+    folder_index(folder_id=folder.pk)
+    File.objects.filter(folder=folder, path="b.md").update(status="indexing", index_started_at=folder.created_at)
+
+    body = auth_client.get(f"/api/folders/{folder.pk}").json()
+    assert [item["path"] for item in body["working_on"]] == ["b.md"]
+    assert body["working_on"][0]["started_at"] is not None
+    files = auth_client.get(f"/api/folders/{folder.pk}/files", {"status": "indexing"}).json()["results"]
+    assert [(item["path"], item["index_started_at"] is not None) for item in files] == [("b.md", True)]
+    call_command("folder_status", folder.pk)
+    out = capsys.readouterr().out
+    assert "working on:\n  b.md (for " in out
+
+
+@pytest.fixture
+def budget_worker(transactional_db, settings):
+    """A real worker whose files get half a second each (the setting, read from its environment)."""
+    env = test_database_env(
+        EMBEDDING_PROVIDER=settings.EMBEDDING_PROVIDER,
+        LLM_PROVIDER=settings.LLM_PROVIDER,
+        INDEX_FILE_TIME_BUDGET_SECONDS="0.5",
+    )
+    log_path = BASE_DIR / "var" / f"test-budget-worker-{time.monotonic_ns()}.log"
+    with start_celery_worker(env=env, queues=ALL_QUEUES, log_path=log_path, name="budget") as process:
+        yield process
+
+
+def test_through_real_workers_only_the_slow_file_of_a_group_fails(root, folder, budget_worker):
+    neighbours(root)
+    folder_index(folder_id=folder.pk)  # queued: a, b and the big c share one index_files task
+    tokens = dict(
+        IndexingJob.objects.filter(folder=folder, file__isnull=False).values_list("file__path", "celery_task_id")
+    )
+    assert tokens["a-notes.md"] == tokens["b-invoice.txt"] == tokens["c-manual.md"]
+
+    deadline = time.monotonic() + 90
+    while File.objects.filter(folder=folder, status__in=["pending", "indexing"]).exists():
+        assert time.monotonic() < deadline, statuses(folder)
+        time.sleep(0.2)
+
+    assert statuses(folder) == {
+        "a-notes.md": "indexed",
+        "b-invoice.txt": "indexed",
+        "c-manual.md": "failed",
+        "d-textwrap.py": "indexed",
+    }
+    assert error_of(folder, "c-manual.md").startswith("too large to index in 0.5 seconds: 1.9 MB of text")
+
+
+@pytest.mark.django_db
+def test_the_last_unfinished_file_of_a_group_is_requeued_not_failed(
+    root, folder, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "a-font.woff", samples.font())  # skipped at once: done before the time runs out
+    write(root, "b-manual.md", big_prose())
+    folder_index(folder_id=folder.pk)
+    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+    sent = []
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args[0]))
+
+    with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
+        files_index(file_ids=ids, task_id="two-files")
+
+    assert statuses(folder) == {"a-font.woff": "skipped", "b-manual.md": "pending"}
+    assert sent == [[ids[1]]]
