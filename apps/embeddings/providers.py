@@ -56,6 +56,7 @@ class HashEmbedder:
 
 class LocalEmbedder:
     name = "local"
+    batches_by_tokens = True  # callers pass whole groups; the model sorts and cuts them by tokens
 
     def __init__(self) -> None:
         from apps.embeddings.minilm_onnx import MiniLMOnnx, default_graph_path

@@ -21,8 +21,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core import task_limits
-from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
-from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
 from apps.library.chunk_store import chunks_replace
 from apps.library.chunking import ChunkPiece, chunk_document
@@ -31,6 +29,7 @@ from apps.library.jobs import indexing_job_finish, indexing_job_start
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing.digest import text_digest, text_preview
+from apps.library.pipeline import EmbeddingPipeline
 from apps.library.progress import FolderCounts, FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
@@ -187,8 +186,9 @@ def files_index(
 
     Every file is claimed with a conditional UPDATE; ``task_id`` is the claim token, so a
     redelivered task takes its files back at once while any other claimant waits for the lease
-    to go stale. The chunks of all files are embedded together in full batches, then each file
-    gets its own short transaction that swaps its chunks. A file that fails records why and
+    to go stale. The files' chunks are embedded in groups of full batches while the next files
+    are prepared, and each file whose vectors are ready gets its own short transaction that swaps
+    its chunks. A file that fails records why and
     the others go on; the first unexpected error is raised at the end (Celery retries or
     reports it).
     """
@@ -206,38 +206,39 @@ def files_index(
         errors.append(exc)
         done(claimed, _file_failed(claimed=claimed, exc=exc))
 
-    ready: list[_Claimed] = []
-    for file_id in file_ids:
-        claimed, skipped = _file_claim(file_id=file_id, token=token)
-        if skipped is not None:
-            outcomes.append(skipped)
-        if claimed is None:
-            continue
+    def write(claimed: _Claimed, vectors: np.ndarray | Exception) -> None:
+        if isinstance(vectors, Exception):
+            failed(claimed, vectors)
+            return
         try:
-            outcome = _file_prepare(claimed)
+            done(claimed, _file_write(claimed, vectors))
         except Exception as exc:
             logger.exception("indexing %s failed", claimed.file.path)
             failed(claimed, exc)
-            continue
-        if outcome is None:
-            ready.append(claimed)
-        else:
-            done(claimed, outcome)
-    try:
-        vectors = _embed([piece.text for claimed in ready for piece in claimed.pieces])
-    except Exception as exc:
-        for claimed in ready:
-            failed(claimed, exc)
-        raise
-    offset = 0
-    for claimed in ready:
-        count = len(claimed.pieces)
-        try:
-            done(claimed, _file_write(claimed, vectors[offset : offset + count]))
-        except Exception as exc:
-            logger.exception("indexing %s failed", claimed.file.path)
-            failed(claimed, exc)
-        offset += count
+
+    # Files are prepared and written on this thread while earlier ones embed (pipeline.py).
+    with EmbeddingPipeline[_Claimed]() as pipeline:
+        for file_id in file_ids:
+            claimed, skipped = _file_claim(file_id=file_id, token=token)
+            if skipped is not None:
+                outcomes.append(skipped)
+            if claimed is None:
+                continue
+            try:
+                outcome = _file_prepare(claimed)
+            except Exception as exc:
+                logger.exception("indexing %s failed", claimed.file.path)
+                failed(claimed, exc)
+                continue
+            if outcome is None:
+                pieces = claimed.pieces
+                pipeline.add(claimed, [piece.text for piece in pieces], tokens=sum(p.token_count for p in pieces))
+            else:
+                done(claimed, outcome)
+            for ready, vectors in pipeline.finished():
+                write(ready, vectors)
+        for ready, vectors in pipeline.drain():
+            write(ready, vectors)
     if errors:
         raise errors[0]
     return outcomes
@@ -353,14 +354,6 @@ def _file_done(*, claimed: _Claimed, outcome: FileOutcome) -> None:
 
 def _too_big(size: int) -> str:
     return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
-
-
-def _embed(texts: Sequence[str]) -> np.ndarray:
-    if not texts:
-        return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
-    embedder = get_embedder()
-    batch = settings.EMBEDDING_BATCH_SIZE
-    return np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
 
 
 def _after_file(*, file: File, outcome: FileOutcome) -> None:
