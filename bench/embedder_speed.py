@@ -24,6 +24,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scratch import ROOT
@@ -134,9 +135,10 @@ def query_latency(embed_query: Callable[[str], np.ndarray], label: str, *, runs:
     print(f"  {label} query ({len(QUESTION.split())} words): p50 {timings[100]:.2f} ms  p95 {timings[190]:.2f} ms")
 
 
-def quality(embedders: dict[str, Callable[[list[str]], np.ndarray]]) -> None:
-    for collection, loader in (("cranfield", cranfield), ("cacm", cacm)):
-        documents, queries, judged = loader()
+def quality(embedders: dict[str, Callable[[list[str]], np.ndarray]], collections: list[str]) -> None:
+    loaders = {"cranfield": cranfield, "cacm": cacm}
+    for collection in collections:
+        documents, queries, judged = loaders[collection]()
         texts, owners = chunks_of(documents)
         print(f"\n{collection}: {len(documents)} documents, {len(texts)} chunks, {len(judged)} judged queries")
         owner_ids = np.asarray(owners)
@@ -175,6 +177,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=400)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--quality", action="store_true")
+    parser.add_argument("--collections", nargs="+", default=["cranfield", "cacm"], choices=["cranfield", "cacm"])
     args = parser.parse_args()
     # Both runtimes get the same threads (the setting the workers size to the cores).
     os.environ.update(EMBEDDING_THREADS=str(args.threads), DJANGO_SETTINGS_MODULE="config.settings")
@@ -194,15 +197,20 @@ def main() -> None:
     for embed in embedders.values():
         embed(["warm up the model"] * 8)
 
+    if args.texts:
+        speed(onnx, torch, embedders, count=args.texts)
+    if args.quality:
+        quality(embedders, args.collections)
+
+
+def speed(onnx: Any, torch: Any, embedders: dict[str, Callable[[list[str]], np.ndarray]], *, count: int) -> None:
     documents, _, _ = cranfield()
-    texts = chunks_of(documents)[0][: args.texts]
-    tokens = statistics.mean(len(t.ids) for t in onnx.tokenizer.encode_batch(texts))  # type: ignore[attr-defined]
+    texts = chunks_of(documents)[0][:count]
+    tokens = statistics.mean(len(t.ids) for t in onnx.tokenizer.encode_batch(texts))
     print(f"\n{len(texts)} Cranfield chunks, {tokens:.0f} word pieces on average:")
     cosines(alternate(embedders, texts))
     query_latency(onnx.embed_query, "onnx ", runs=200)
     query_latency(torch.embed_query, "torch", runs=40)
-    if args.quality:
-        quality(embedders)
 
 
 if __name__ == "__main__":
