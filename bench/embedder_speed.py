@@ -70,7 +70,8 @@ def cacm() -> tuple[dict[int, str], list[str], dict[int, dict[int, int]]]:
         for number, f in _cacm_records("cacm.all").items()
     }
     requests = _cacm_records("query.text")
-    queries = [requests[number].get("W", "") for number in sorted(requests)]
+    # Query n at index n - 1, as cranfield() lists them.
+    queries = [requests.get(number, {}).get("W", "") for number in range(1, max(requests) + 1)]
     judged: dict[int, dict[int, int]] = defaultdict(dict)
     for line in (DATA / "cacm" / "qrels.text").read_text().splitlines():
         query, doc, *_ = line.split()
