@@ -188,9 +188,8 @@ def files_index(
     redelivered task takes its files back at once while any other claimant waits for the lease
     to go stale. The files' chunks are embedded in groups of full batches while the next files
     are prepared, and each file whose vectors are ready gets its own short transaction that swaps
-    its chunks. A file that fails records why and
-    the others go on; the first unexpected error is raised at the end (Celery retries or
-    reports it).
+    its chunks. A file that fails records why and the others go on; the first unexpected error
+    is raised at the end (Celery retries or reports it).
     """
     token = task_id or uuid.uuid4().hex
     outcomes: list[FileOutcome] = []
