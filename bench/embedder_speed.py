@@ -133,7 +133,8 @@ def query_latency(embed_query: Callable[[str], np.ndarray], label: str, *, runs:
         embed_query(QUESTION)
         timings.append((time.perf_counter() - started) * 1000)
     timings.sort()
-    print(f"  {label} query ({len(QUESTION.split())} words): p50 {timings[100]:.2f} ms  p95 {timings[190]:.2f} ms")
+    p50, p95 = timings[runs // 2], timings[runs * 95 // 100]
+    print(f"  {label} query ({len(QUESTION.split())} words): p50 {p50:.2f} ms  p95 {p95:.2f} ms")
 
 
 def quality(embedders: dict[str, Callable[[list[str]], np.ndarray]], collections: list[str]) -> None:
