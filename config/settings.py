@@ -210,9 +210,16 @@ INDEX_MAX_HTML_CHARS = env_int("INDEX_MAX_HTML_CHARS", 1_000_000)
 INDEX_MAX_DOCUMENT_CHARS = env_int("INDEX_MAX_DOCUMENT_CHARS", 5_000_000)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
-EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | openai | hash
+EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | local_torch | openai | hash
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+# The local model's ONNX graph ("" = beside the venv, exported by `make install` or on first use),
+# its padded tokens per batch (rows x longest row), and its threads per process: worker
+# processes x threads fit the cores (Procfile: --concurrency=${WORKER_CONCURRENCY}).
+EMBEDDING_ONNX_PATH = env_str("EMBEDDING_ONNX_PATH", "")
+EMBEDDING_BATCH_TOKENS = env_int("EMBEDDING_BATCH_TOKENS", 4096)
+WORKER_CONCURRENCY = env_int("WORKER_CONCURRENCY", 2)
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", max(1, (os.cpu_count() or 1) // WORKER_CONCURRENCY))
 OPENAI_EMBEDDING_MODEL = env_str("OPENAI_EMBEDDING_MODEL", "text-embedding-3-small")
 BACKFILL_BATCH_SIZE = env_int("BACKFILL_BATCH_SIZE", 2000)
 # The backfill shrinks its batches to stay near this duration (short locks, short transactions).

