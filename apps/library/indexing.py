@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -182,6 +182,7 @@ def files_index(
     try:
         _files_index(file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, on_outcome=on_outcome)
     except SoftTimeLimitExceeded:
+        _connection_reset_if_cut()
         finished = {outcome.file_id for outcome in outcomes}
         unfinished = [file_id for file_id in file_ids if file_id not in finished]
         for folder_id, ids in files_overtime(
@@ -189,6 +190,13 @@ def files_index(
         ).items():
             files_enqueue(folder_id=folder_id, file_ids=ids, alone=True)
     return outcomes
+
+
+def _connection_reset_if_cut() -> None:
+    # The time limit arrives as a signal, possibly in the middle of a query: the connection is
+    # then still "in progress" and refuses every later statement, so the re-queue gets a new one.
+    if connection.connection is not None and not connection.in_atomic_block and not connection.is_usable():
+        connection.close()
 
 
 def _files_index(

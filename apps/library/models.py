@@ -44,6 +44,8 @@ class Folder(TimestampedModel):
     exclude_patterns = models.TextField(
         blank=True,
         default=DEFAULT_EXCLUDE_PATTERNS,
+        # Rows written outside the ORM (raw inserts, a reversed and reapplied schema) get them too.
+        db_default=DEFAULT_EXCLUDE_PATTERNS,
         validators=[exclude_patterns_validator],
         help_text="Paths never indexed, one gitignore pattern per line (e.g. node_modules/, *.min.js).",
     )

@@ -89,7 +89,8 @@ def test_text_over_its_kinds_cap_is_skipped_with_the_reason(root, folder, settin
     )
 
 
-@pytest.mark.django_db
+# As in a worker: autocommit, no test transaction around the task for the signal to break.
+@pytest.mark.django_db(transaction=True)
 def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
     root, folder, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
@@ -122,7 +123,8 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
     assert error_of(folder, "a-manual.md").startswith("too large to index in 0.5 seconds: 1.9 MB of text")
 
 
-@pytest.mark.django_db
+# As in a worker: autocommit, no test transaction around the task for the signal to break.
+@pytest.mark.django_db(transaction=True)
 def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch):
     write(root, "manual.md", big_prose())
     folder_index(folder_id=folder.pk)

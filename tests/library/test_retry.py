@@ -38,7 +38,7 @@ def test_retrying_one_file_queues_it_and_the_next_run_indexes_it(
     failed.refresh_from_db()
     assert failed.status == "indexed" and failed.chunk_count > 0
     types = [event.type for event in events_after(channel=folder_channel(with_a_failed_file.pk))]
-    assert types[-2:] == ["indexing", "file"]
+    assert types[-3:] == ["indexing", "file_started", "file"]
 
 
 def test_retry_all_failed_takes_failed_files_only_and_says_when_there_are_none(

@@ -17,6 +17,7 @@ class Migration(migrations.Migration):
             field=models.TextField(
                 blank=True,
                 default=".git/\n.hg/\n.svn/\nnode_modules/\nbower_components/\n__pycache__/\n*.pyc\n.venv/\nvenv/\n.tox/\n.mypy_cache/\n.pytest_cache/\n.ruff_cache/\n.cache/\n.idea/\n.vscode/\n*.min.js\n*.min.css\n*.map\n.DS_Store\nThumbs.db\ndesktop.ini\n*.swp\n*~\n.~lock.*#",
+                db_default=".git/\n.hg/\n.svn/\nnode_modules/\nbower_components/\n__pycache__/\n*.pyc\n.venv/\nvenv/\n.tox/\n.mypy_cache/\n.pytest_cache/\n.ruff_cache/\n.cache/\n.idea/\n.vscode/\n*.min.js\n*.min.css\n*.map\n.DS_Store\nThumbs.db\ndesktop.ini\n*.swp\n*~\n.~lock.*#",
                 help_text="Paths never indexed, one gitignore pattern per line (e.g. node_modules/, *.min.js).",
                 validators=[apps.library.exclusions.exclude_patterns_validator],
             ),
