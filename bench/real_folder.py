@@ -24,6 +24,7 @@ import importlib.util
 import itertools
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -216,7 +217,11 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float) -> None:
 def _procfile_worker_args() -> list[str]:
     """The Procfile's `worker` line, as `python -m celery ...`, with a node name of its own."""
     line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("worker:"))
-    args = shlex.split(line.split(":", 1)[1])
+    # Honcho runs the line through a shell; expand its ${VAR:-default} the same way.
+    command = subprocess.run(
+        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
+    ).stdout
+    args = shlex.split(command)
     args = [f"--hostname=bench-real-folder-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in args]
     return ["celery", *args[1:]]
 
