@@ -1,4 +1,4 @@
-"""Bounds on one file's indexing: a time budget and caps on how much text it may bring.
+"""Bounds on one file's indexing: a time budget (the caps on its text are in ``file_prepare.py``).
 
 A file that cannot be indexed within its budget fails alone with a reason a person understands,
 instead of taking the task (and the files grouped with it) over Celery's time limit. The budget
@@ -10,7 +10,6 @@ variable, so parsers need no extra argument.
 from __future__ import annotations
 
 import contextvars
-import mimetypes
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,32 +82,6 @@ def budget_check(stage: str) -> None:
 
 def file_budget_new(*, size: int) -> FileBudget:
     return FileBudget(seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
-
-
-# --- Text caps --------------------------------------------------------------------------------
-
-_HTML = {"text/html", "application/xhtml+xml"}
-_TEXT = {"application/json", "application/javascript", "application/xml", "application/x-yaml", "application/toml"}
-
-
-def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
-    """The most characters of extracted text a file of this kind may bring, and its setting."""
-    kind = mime_type.split(";", 1)[0].strip().lower()
-    if kind in {"", "application/octet-stream", "binary/octet-stream"}:
-        kind = (mimetypes.guess_type(name, strict=False)[0] or kind).lower()
-    if kind in _HTML:
-        return settings.INDEX_MAX_HTML_CHARS, "INDEX_MAX_HTML_CHARS"
-    if kind.startswith("text/") or kind in _TEXT:
-        return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
-    return settings.INDEX_MAX_DOCUMENT_CHARS, "INDEX_MAX_DOCUMENT_CHARS"
-
-
-def text_cap_reason(*, chars: int, mime_type: str, name: str) -> str | None:
-    """Why the extracted text is too much to index, or None when it is within its kind's cap."""
-    cap, setting = text_cap(mime_type=mime_type, name=name)
-    if chars <= cap:
-        return None
-    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"
 
 
 def _megabytes(count: int) -> str:

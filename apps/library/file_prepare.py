@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from apps.library.budget import FileBudget, file_budget_new, file_budget_running, text_cap_reason
+from apps.library.budget import FileBudget, file_budget_new, file_budget_running
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
 from apps.library.models import File, FileStatus
-from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
+from apps.library.parsing import ParseError, UnsupportedDocument, document_kind, parse_document
 from apps.library.progress import FolderCounts
 from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
 
@@ -91,3 +91,26 @@ def claimed_settle(claimed: Claimed, status: str, error: str) -> FileOutcome:
 
 def too_big(size: int) -> str:
     return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
+
+
+# Extracted text per kind of file: more is skipped with the reason.
+_HTML = {"text/html", "application/xhtml+xml"}
+_TEXT = {"application/json", "application/javascript", "application/xml", "application/x-yaml", "application/toml"}
+
+
+def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
+    """The most characters of extracted text a file of this kind may bring, and its setting."""
+    kind = document_kind(mime_type=mime_type, name=name)
+    if kind in _HTML:
+        return settings.INDEX_MAX_HTML_CHARS, "INDEX_MAX_HTML_CHARS"
+    if kind.startswith("text/") or kind in _TEXT:
+        return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
+    return settings.INDEX_MAX_DOCUMENT_CHARS, "INDEX_MAX_DOCUMENT_CHARS"
+
+
+def text_cap_reason(*, chars: int, mime_type: str, name: str) -> str | None:
+    """Why the extracted text is too much to index, or None when it is within its kind's cap."""
+    cap, setting = text_cap(mime_type=mime_type, name=name)
+    if chars <= cap:
+        return None
+    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"

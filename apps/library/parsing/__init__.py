@@ -24,7 +24,7 @@ from apps.library.parsing.tabular import parse_csv, parse_json, parse_tsv
 from apps.library.parsing.text import parse_markdown, parse_text
 from apps.library.parsing.webpage import parse_html_page
 
-__all__ = ["ParseError", "ParsedDocument", "Segment", "UnsupportedDocument", "parse_document"]
+__all__ = ["ParseError", "ParsedDocument", "Segment", "UnsupportedDocument", "document_kind", "parse_document"]
 
 Parser = Callable[[bytes, str], ParsedDocument]
 
@@ -83,11 +83,17 @@ _TEXTUAL = frozenset(
 _VAGUE = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 
 
-def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
+def document_kind(*, mime_type: str, name: str) -> str:
+    """The content type a file is parsed as: its own, or its name's when the source's is vague."""
     kind = mime_type.split(";", 1)[0].strip().lower()
     if kind in _VAGUE:
         suffix = name[name.rfind(".") :].lower() if "." in name else ""
         kind = (_BY_EXTENSION.get(suffix) or mimetypes.guess_type(name, strict=False)[0] or kind).lower()
+    return kind
+
+
+def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
+    kind = document_kind(mime_type=mime_type, name=name)
     parser = PARSERS.get(kind)
     if parser is None and (kind.startswith("text/") or kind in _TEXTUAL):
         parser = parse_text
