@@ -213,11 +213,16 @@ def main() -> None:
             summary.append((name, chunk_tokens, figures))
     print("\nnDCG@10 against the targets (keyword - bm25s >= -0.01; hybrid - rrf(bm25s,vector) >= +0.01)")
     print(f"  {'collection':<16} {'keyword-bm25s':>14} {'hybrid-rrf':>11} {'hybrid-rrf(own)':>16}")
+    gaps = []
     for name, chunk_tokens, figures in summary:
         keyword_gap = figures["keyword"][0] - figures["bm25s"][0]
         hybrid_gap = figures["hybrid"][0] - figures["rrf(bm25s,vector)"][0]
         own_gap = figures["hybrid"][0] - figures["rrf(keyword,vector)"][0]
         print(f"  {name + '/' + str(chunk_tokens):<16} {keyword_gap:>+14.3f} {hybrid_gap:>+11.3f} {own_gap:>+16.3f}")
+        gaps.append((keyword_gap, hybrid_gap, own_gap))
+    if len(gaps) > 1:
+        columns = list(zip(*gaps, strict=True))
+        print("  spread (min .. max): " + ", ".join(f"{min(c):+.3f} .. {max(c):+.3f}" for c in columns))
 
 
 if __name__ == "__main__":
