@@ -195,7 +195,6 @@ INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
 OCR_ENABLED = env_bool("OCR_ENABLED", True)
 OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")  # Tesseract codes joined by "+", e.g. "eng+deu"
 OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 60)  # per image or page
-OCR_FILE_BUDGET_SECONDS = env_int("OCR_FILE_BUDGET_SECONDS", 300)  # per file; later pages are left out
 OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000)  # larger images are skipped
 # Zip-based documents (docx, xlsx, pptx, ODF, epub) are refused before unpacking past these (zip bombs).
 INDEX_MAX_UNPACKED_BYTES = env_int("INDEX_MAX_UNPACKED_BYTES", 200_000_000)

@@ -80,6 +80,14 @@ def budget_check(stage: str) -> None:
         budget.check(stage)
 
 
+def budget_remaining() -> float:
+    """Seconds the file being indexed has left of its budget (a whole budget outside indexing)."""
+    budget = _current.get()
+    if budget is None:
+        return float(settings.INDEX_FILE_TIME_BUDGET_SECONDS)
+    return max(0.0, budget.seconds - budget.elapsed())
+
+
 def file_budget_new(*, size: int) -> FileBudget:
     return FileBudget(seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
 

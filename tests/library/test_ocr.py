@@ -9,9 +9,11 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
+from apps.library.budget import FileBudget, file_budget_running
 from apps.library.chunking import RegexTokenizer, chunk_document
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.parsing import ocr as ocr_module
+from apps.library.parsing.ocr import OcrBudget
 from tests.support.documents import pdf_bytes
 from tests.support.images import (
     LETTER,
@@ -152,7 +154,7 @@ def test_a_missing_tesseract_or_language_is_named_in_the_reason(settings, monkey
 
 
 def test_a_page_that_outlasts_the_time_budget_fails_the_file_with_the_reason(settings):
-    settings.OCR_FILE_BUDGET_SECONDS = 0
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 0
     with pytest.raises(ParseError, match=r"OCR did not finish: 1 page\(s\) left out after 0 s of OCR"):
         parse(png(text_image(LETTER)), "image/png")
     with pytest.raises(ParseError, match="OCR did not finish"):
@@ -165,3 +167,13 @@ def test_tesseract_is_stopped_when_one_image_runs_past_its_timeout(settings):
     page = text_image([" ".join(LETTER)[:110]] * 60, size=26, width=2480)
     with pytest.raises(ParseError, match=r"1 page\(s\) took longer than 1 s"):
         parse(png(page), "image/png", "dense.png")
+
+
+def test_ocr_gets_two_thirds_of_what_the_file_has_left_of_its_budget(settings):
+    """So the pages read are still chunked and embedded before the file's budget runs out."""
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 30
+    with file_budget_running(FileBudget(seconds=30.0, spent=12.0)):
+        assert OcrBudget().seconds == pytest.approx(12.0, abs=0.1)
+    with file_budget_running(FileBudget(seconds=30.0, spent=40.0)):
+        assert OcrBudget().seconds == 0
+    assert OcrBudget().seconds == pytest.approx(20.0)  # outside indexing: a whole budget

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from PIL import Image, ImageOps
 
+from apps.library.budget import budget_remaining
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 
 # Tesseract's OpenMP threads fight the other worker process for the two cores and make it slower
@@ -34,6 +35,9 @@ _CONFIDENT = 70.0
 # Below this mean confidence the "text" is Tesseract reading shapes in a photo: nothing to index.
 _NOISE = 45.0
 _TURNS = (90, 180, 270)
+# OCR may spend this share of what the file has left of its time budget, so the pages it read are
+# still chunked and embedded in time: a long scan indexes its first pages instead of failing whole.
+OCR_SHARE_OF_FILE_BUDGET = 2 / 3
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +60,12 @@ class OcrText:
 
 class OcrBudget:
     """One file's OCR time: each image or page gets ``OCR_TIMEOUT_SECONDS``, all of them together
-    ``OCR_FILE_BUDGET_SECONDS``; a page that runs out is left out and the file goes on."""
+    a share of what the file has left of its time budget; a page that runs out is left out and
+    the file goes on."""
 
     def __init__(self) -> None:
-        self._deadline = time.monotonic() + settings.OCR_FILE_BUDGET_SECONDS
+        self.seconds = OCR_SHARE_OF_FILE_BUDGET * budget_remaining()
+        self._deadline = time.monotonic() + self.seconds
         self.timed_out = 0
         self.left_out = 0
 
@@ -82,8 +88,8 @@ class OcrBudget:
             parts.append(f"{self.timed_out} page(s) took longer than {settings.OCR_TIMEOUT_SECONDS} s")
         if self.left_out:
             parts.append(
-                f"{self.left_out} page(s) left out after {settings.OCR_FILE_BUDGET_SECONDS} s of OCR"
-                " (OCR_FILE_BUDGET_SECONDS)"
+                f"{self.left_out} page(s) left out after {self.seconds:.0f} s of OCR"
+                " (two thirds of the file's INDEX_FILE_TIME_BUDGET_SECONDS)"
             )
         return "; ".join(parts)
 
