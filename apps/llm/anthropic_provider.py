@@ -15,6 +15,7 @@ from anthropic.types import Message as AnthropicMessage
 from anthropic.types import Usage as AnthropicUsage
 
 from apps.llm.base import (
+    AnswerArguments,
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
@@ -106,13 +107,21 @@ class AnthropicProvider:
                 # The SDK's stream helper accumulates text and input_json_delta fragments into the
                 # same Message a non-streaming call returns, so one parser serves both paths.
                 # Text after the first tool_use block starts belongs to a tool-call turn, not an answer.
+                # An answer argument of a call (ToolSpec.answer_argument) streams as it is written.
                 tools_started = False
+                answers = AnswerArguments(tools=tools, on_text=guard)
+                calls: dict[int, tuple[str, str]] = {}  # block index: (id, name)
                 with self._client.messages.stream(**request) as stream:
                     for event in stream:
                         if event.type == "content_block_start" and event.content_block.type == "tool_use":
                             tools_started = True
+                            calls[event.index] = (event.content_block.id, event.content_block.name)
                         elif event.type == "text" and not tools_started:
                             guard(TextDelta(text=event.text))
+                        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                            call_id, name = calls.get(event.index, ("", ""))
+                            fragment = event.delta.partial_json
+                            answers.feed(index=event.index, call_id=call_id, name=name, fragment=fragment)
                     return from_anthropic_message(stream.get_final_message())
             except (anthropic.AnthropicError, httpx.HTTPError) as exc:
                 raise guard.seal(map_anthropic_error(exc)) from exc

@@ -30,6 +30,9 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]  # JSON schema of the arguments object
+    # A string argument that is the user-facing answer (an inbox reply's `message`): streaming
+    # providers forward its text as the model writes it, as `TextDelta`s carrying the call's id.
+    answer_argument: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class LLMResponse:
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+    call_id: str = ""  # set when the text is a tool call's answer argument, not the turn's own text
 
 
 TextCallback = Callable[[TextDelta], None]

@@ -44,6 +44,8 @@ class StubReply:
     first_chunk_delay: float = 0.0
     chunk_delay: float = 0.0
     trailing_text: str = ""  # streamed after the tool calls (some compatible servers interleave)
+    # Tool-call arguments in pieces of this many characters, as a model writes them (0: in three).
+    argument_chunk_chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class LLMWireStub:
         self.host = host
         self.requests: list[RecordedRequest] = []
         self.text_sent: list[float] = []  # monotonic times at which text chunks were written
+        self.arguments_sent: list[float] = []  # ... tool-call argument fragments
+        self.streams_ended: list[float] = []  # ... the last event of each stream
         self._steps: deque[StubStep] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -186,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 time.sleep(step.delay)
                 if body.get("stream"):
-                    self._sse(_paced(api.stream(step, body), step, self.wire_stub.text_sent))
+                    self._sse(_paced(api.stream(step, body), step, self.wire_stub))
                 else:
                     self._json(200, api.complete(step))
         except (BrokenPipeError, ConnectionResetError):
@@ -214,10 +218,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def _paced(events: Iterator[str], reply: StubReply, text_sent: list[float]) -> Iterator[str]:
+def _paced(events: Iterator[str], reply: StubReply, stub: LLMWireStub) -> Iterator[str]:
     """The events with the reply's generation delays: the opening event at once, like a server
     that sends its headers and first frame before the model's first token. Records when each
-    text chunk went out (`time.monotonic()`), to measure how long it takes to reach a client."""
+    text chunk and argument fragment went out, and when the stream ended (`time.monotonic()`),
+    to measure how long they take to reach a client."""
     for index, event in enumerate(events):
         if index == 1:
             time.sleep(reply.first_chunk_delay)
@@ -225,11 +230,15 @@ def _paced(events: Iterator[str], reply: StubReply, text_sent: list[float]) -> I
             time.sleep(reply.chunk_delay)
         yield event
         if _TEXT_EVENT.search(event):
-            text_sent.append(time.monotonic())
+            stub.text_sent.append(time.monotonic())
+        elif _ARGUMENTS_EVENT.search(event):
+            stub.arguments_sent.append(time.monotonic())
+    stub.streams_ended.append(time.monotonic())
 
 
 # An OpenAI chunk with non-empty content, or an Anthropic text delta.
 _TEXT_EVENT = re.compile(r'"content": "[^"]|"type": "text_delta"')
+_ARGUMENTS_EVENT = re.compile(r'"arguments": "[^"]|"partial_json": "[^"]')
 
 
 def _error_type(status: int) -> str:
@@ -245,9 +254,12 @@ def _words(reply: StubReply) -> tuple[str, ...]:
     return (first, *(f" {word}" for word in rest))
 
 
-def _json_fragments(arguments: dict[str, Any]) -> list[str]:
-    """Arguments JSON cut in three, as both APIs deliver it: no fragment is valid JSON alone."""
+def _json_fragments(arguments: dict[str, Any], size: int = 0) -> list[str]:
+    """Arguments JSON cut in three (or in pieces of `size` characters), as both APIs deliver it:
+    no fragment is valid JSON alone, and a cut may fall inside an escape sequence."""
     encoded = json.dumps(arguments)
+    if size:
+        return [encoded[start : start + size] for start in range(0, len(encoded), size)]
     third = max(1, len(encoded) // 3)
     return [encoded[:third], encoded[third : 2 * third], encoded[2 * third :]]
 
@@ -288,7 +300,7 @@ class _OpenAIFormat:
                 "function": {"name": call.name, "arguments": ""},
             }
             yield self._chunk(reply, {"tool_calls": [opening]})
-            for fragment in _json_fragments(call.arguments):
+            for fragment in _json_fragments(call.arguments, reply.argument_chunk_chars):
                 yield self._chunk(reply, {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
         if reply.trailing_text:
             yield self._chunk(reply, {"content": reply.trailing_text})
@@ -375,7 +387,7 @@ class _AnthropicFormat:
                     "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
                 },
             )
-            for fragment in _json_fragments(call.arguments):
+            for fragment in _json_fragments(call.arguments, reply.argument_chunk_chars):
                 yield self._event(
                     "content_block_delta",
                     {"index": index, "delta": {"type": "input_json_delta", "partial_json": fragment}},
