@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +77,24 @@ def cacm() -> Collection:
     return Collection("cacm", documents, queries, dict(judged))
 
 
-COLLECTIONS = {"cranfield": cranfield, "cacm": cacm}
+def titles_only(load: Callable[[], Collection]) -> Callable[[], Collection]:
+    """The same queries and judgements over the documents' titles alone: short documents under long
+    requests, a regime neither full collection has (a check against tuning to document length)."""
+
+    def titles() -> Collection:
+        full = load()
+        documents = {number: text.split("\n\n", 1)[0] for number, text in full.documents.items()}
+        return Collection(f"{full.name}-titles", documents, full.queries, full.judged)
+
+    return titles
+
+
+COLLECTIONS = {
+    "cranfield": cranfield,
+    "cacm": cacm,
+    "cranfield-titles": titles_only(cranfield),
+    "cacm-titles": titles_only(cacm),
+}
 
 
 def ndcg_at_10(ranked: list[int], gains: dict[int, int]) -> float:

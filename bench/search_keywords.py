@@ -55,11 +55,13 @@ LABELLED: list[tuple[str, set[str]]] = [
 
 def with_distractors() -> Path:
     """sample_folder plus the Cranfield abstracts, as files on disk (rewritten only when changed)."""
-    from search_quality import read_documents
+    from ir_collections import cranfield
 
     root = BASE_DIR / "var" / "bench" / "keywords-with-distractors"
     files = {path.relative_to(SAMPLE): path.read_bytes() for path in SAMPLE.rglob("*") if path.is_file()}
-    files |= {Path("distractors") / f"cran-{n:04d}.txt": (text + "\n").encode() for n, text in read_documents().items()}
+    files |= {
+        Path("distractors") / f"cran-{n:04d}.txt": (text + "\n").encode() for n, text in cranfield().documents.items()
+    }
     for relative, data in files.items():
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """Search quality on public IR collections, next to bm25s and plain RRF computed in the same run.
 
-Per collection (``bench/ir_collections.py``: Cranfield, CACM from ``../shared/data``), the
+Per collection (``bench/ir_collections.py``: Cranfield, CACM from ``../shared/data``, and each
+one's titles-only variant: the same requests and judgements over documents of a few words), the
 documents are written out as text files and indexed as a local folder through the real pipeline
 (``apps.library.indexing.folder_index``: parse, token-aware chunking, MiniLM embeddings, COPY,
 tsvector) into the scratch database ``bench_search_quality`` (kept between runs: a folder already
@@ -84,7 +85,7 @@ def indexed_folder(collection: Collection, chunk_tokens: int, embedder: CachedEm
     from django.contrib.auth import get_user_model
     from django.test import override_settings
 
-    from apps.library import indexing
+    from apps.library import indexing, pipeline
     from apps.library.models import Chunk, File, Folder
     from apps.search.services import folder_lexeme_stats_refresh
 
@@ -102,13 +103,13 @@ def indexed_folder(collection: Collection, chunk_tokens: int, embedder: CachedEm
         File.objects.filter(folder=folder).delete()
     # Reconciles the folder with the files: only new or changed documents are indexed.
     started = time.perf_counter()
-    real_embedder = indexing.get_embedder
-    indexing.get_embedder = lambda name=None: embedder  # type: ignore[assignment]
+    real_embedder = pipeline.get_embedder
+    pipeline.get_embedder = lambda name=None: embedder  # type: ignore[assignment]
     try:
         with override_settings(CHUNK_TOKENS=chunk_tokens):
             result = indexing.folder_index(folder_id=folder.pk, inline=True)
     finally:
-        indexing.get_embedder = real_embedder
+        pipeline.get_embedder = real_embedder
         embedder.save()
     if result is not None and result.to_index:
         seconds = time.perf_counter() - started

@@ -45,8 +45,8 @@ BM25_B = 0.75
 KEYWORD_FUSION_MIN_SHARE = 0.4
 # Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
 # relevant, and the weight of distance to their centroid next to distance to the question.
-# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.411 / 0.407 / 0.399, CACM 0.565 / 0.560 /
-# 0.561 (bench/search_quality.py, 256 tokens). The feedback rows' lexemes are not added to the
+# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.416 / 0.414 / 0.400, CACM 0.571 / 0.568 /
+# 0.556 (bench/search_quality.py, 256 tokens, SEARCH_RRF_K 20). The feedback rows' lexemes are not added to the
 # question: +0.006 on Cranfield, -0.030 on CACM (whose abstracts' rare words are author names).
 FEEDBACK_ROWS = 3
 FEEDBACK_VECTOR_WEIGHT = 2.0

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.core.management import call_command
 
@@ -28,7 +29,7 @@ def test_search_returns_hits_and_timing(auth_client, corpus):
         "location": {"chunk": 0},
         "vector_rank": None,
         "keyword_rank": 1,
-        "score": pytest.approx(1 / 61),
+        "score": pytest.approx(1 / (settings.SEARCH_RRF_K + 1)),
         "distance": None,
         "keyword_score": pytest.approx(code["keyword_score"]),
     }
