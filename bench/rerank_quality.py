@@ -7,8 +7,10 @@ MAX_CANDIDATES), which become the numbered passages the tool sees. Side by side,
 - ``search``: the hybrid search's own order (what the agent has without the tool);
 - ``cosine``: the passages by cosine similarity to the question in the embedding model's space
   (``embedding_order``, the offline rerank as it was);
-- ``offline``: what the tool's offline path returns now (``offline_order``: the found order and
-  the cosine order fused by RRF).
+- ``rrf``: the search order and the cosine order fused by plain RRF (k 60), a candidate rejected
+  (it loses too);
+- ``offline``: what the tool's offline path returns now (``offline_order``: by the search's
+  scores, ties in the order found; cosine only orders passages read in full, which have no score).
 Chunks map to their document, which counts at its first position. Δ columns are against ``search``.
 
 The model path (a listwise prompt) cannot be judged offline: only its size is measured here, the
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ir_collections import COLLECTIONS, Collection, ndcg_at_10
+from ir_collections import COLLECTIONS, Collection, ndcg_at_10, rrf
 from search_quality import SCRATCH_DB, CachedEmbedder, indexed_folder
 from search_scratch import use_scratch_services
 
@@ -49,16 +51,18 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder, *
     rerank.get_embedder = lambda name=None: embedder  # type: ignore[assignment]
     numbers = collection.scored_queries()
     vectors = embedder.embed_documents([collection.queries[n] for n in numbers])
-    scores: dict[str, list[float]] = {"search": [], "cosine": [], "offline": []}
+    scores: dict[str, list[float]] = {"search": [], "cosine": [], "rrf": [], "offline": []}
     prompt_chars: list[int] = []
     for number, vector in zip(numbers, vectors, strict=True):
         query = collection.queries[number]
         hits = chunk_search(folder_id=folder_id, query=query, k=candidates, mode="hybrid", query_vector=vector)
         passages = [NumberedPassage(n=n, passage=hit_passage(hit), text=hit.text) for n, hit in enumerate(hits, 1)]
         by_n = {passage.n: int(Path(passage.path).stem) for passage in passages}
+        search, cosine = [passage.n for passage in passages], rerank.embedding_order(query, passages)
         orders = {
-            "search": [passage.n for passage in passages],
-            "cosine": rerank.embedding_order(query, passages),
+            "search": search,
+            "cosine": cosine,
+            "rrf": rrf([search, cosine]),
             "offline": rerank.offline_order(query, passages),
         }
         for name, order in orders.items():
@@ -70,7 +74,7 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder, *
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--collections", nargs="+", choices=sorted(COLLECTIONS), default=sorted(COLLECTIONS))
+    parser.add_argument("--collections", nargs="+", choices=sorted(COLLECTIONS), default=["cranfield", "cacm"])
     parser.add_argument("--candidates", type=int, default=30, help="hybrid top N the tool re-scores (MAX_CANDIDATES)")
     args = parser.parse_args()
     use_scratch_services(SCRATCH_DB)
@@ -88,11 +92,13 @@ def main() -> None:
         rows.append((name, figures["ndcg"]))
         prompts += figures["prompt"]
     print(f"\nnDCG@10 of the hybrid top {args.candidates}, reordered (Δ against the search order)")
-    print(f"  {'collection':<12} {'search':>7} {'cosine':>7} {'Δ':>7} {'offline':>8} {'Δ':>7}")
+    print(
+        f"  {'collection':<12} {'search':>7}" + "".join(f" {name:>8} {'Δ':>7}" for name in ("cosine", "rrf", "offline"))
+    )
     for name, ndcg in rows:
         print(
-            f"  {name:<12} {ndcg['search']:>7.3f} {ndcg['cosine']:>7.3f} {ndcg['cosine'] - ndcg['search']:>+7.3f}"
-            f" {ndcg['offline']:>8.3f} {ndcg['offline'] - ndcg['search']:>+7.3f}"
+            f"  {name:<12} {ndcg['search']:>7.3f}"
+            + "".join(f" {ndcg[key]:>8.3f} {ndcg[key] - ndcg['search']:>+7.3f}" for key in ("cosine", "rrf", "offline"))
         )
     bound = len(rerank.RERANK_SYSTEM_PROMPT) + rerank.MAX_CANDIDATES * (rerank.PASSAGE_CHARS + 6) + 1000 + 40
     tokens = np.array(prompts) / CHARS_PER_TOKEN

@@ -54,8 +54,10 @@ class AnthropicProvider:
         retry_policy: RetryPolicy | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
+        prompt_cache: bool = True,
     ) -> None:
         self.model = model
+        self.prompt_cache = prompt_cache
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry_policy = retry_policy or RetryPolicy()
@@ -86,7 +88,7 @@ class AnthropicProvider:
         if system_text:
             # The agent resends the same system prompt and tools every turn: cached, they are read
             # at a tenth of the price (and faster) after the first turn.
-            request["system"] = [{"type": "text", "text": system_text, "cache_control": CACHE_CONTROL}]
+            request["system"] = [{"type": "text", "text": system_text, **self._cache_control()}]
         if tools:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
         elif json_schema is not None:
@@ -95,7 +97,7 @@ class AnthropicProvider:
             request["tools"] = [answer_tool]
             request["tool_choice"] = {"type": "tool", "name": JSON_TOOL}
         if request.get("tools"):
-            request["tools"][-1] = {**request["tools"][-1], "cache_control": CACHE_CONTROL}
+            request["tools"][-1] = {**request["tools"][-1], **self._cache_control()}
         forced_json = "tool_choice" in request
         guard = StreamGuard(on_text)
 
@@ -127,6 +129,10 @@ class AnthropicProvider:
                 raise guard.seal(map_anthropic_error(exc)) from exc
 
         return call_with_retry(attempt, policy=self.retry_policy)
+
+    def _cache_control(self) -> dict[str, Any]:
+        # Off (ANTHROPIC_PROMPT_CACHE=0) for compatible servers that reject the field.
+        return {"cache_control": CACHE_CONTROL} if self.prompt_cache else {}
 
 
 def _json_answer(response: LLMResponse) -> LLMResponse:
@@ -213,8 +219,13 @@ def from_anthropic_message(message: AnthropicMessage) -> LLMResponse:
 
 def _usage(usage: AnthropicUsage) -> Usage:
     # Cached prompt tokens are reported apart from input_tokens but are still input we sent.
-    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-    return Usage(input_tokens=usage.input_tokens + cached, output_tokens=usage.output_tokens)
+    written, read = usage.cache_creation_input_tokens or 0, usage.cache_read_input_tokens or 0
+    return Usage(
+        input_tokens=usage.input_tokens + written + read,
+        output_tokens=usage.output_tokens,
+        cache_write_tokens=written,
+        cache_read_tokens=read,
+    )
 
 
 def map_anthropic_error(exc: Exception) -> LLMError:

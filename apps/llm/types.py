@@ -89,6 +89,10 @@ class Message:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, those written to / read from the provider's prompt cache (Anthropic bills
+    # a write at 1.25 times the input price and a read at 0.1 times).
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -96,8 +100,18 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
         )
+
+    def as_metrics(self) -> dict[str, int]:
+        """The run metrics' `tokens`: input and output, and the cache's share when there was one."""
+        tokens = {"input": self.input_tokens, "output": self.output_tokens}
+        if self.cache_write_tokens or self.cache_read_tokens:
+            tokens |= {"cache_write": self.cache_write_tokens, "cache_read": self.cache_read_tokens}
+        return tokens
 
 
 @dataclass(frozen=True)

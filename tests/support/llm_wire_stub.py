@@ -3,6 +3,12 @@
 Point the SDKs at it (`openai_base_url`, `anthropic_base_url`), queue what it should answer, in
 order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream`), then assert on
 `requests`: every body it received, parsed. Both plain JSON and `stream: true` SSE are served.
+
+Given `count_tokens`, the Anthropic side bills prompt caching as Anthropic does: the request's
+prefix up to each `cache_control` breakpoint (on tools and system blocks; tools come first), when
+it reaches `cache_min_tokens`, is written to the stub's cache the first time it is seen
+(`cache_creation_input_tokens`) and read after (`cache_read_input_tokens`); `input_tokens` is the
+rest. Token counts are whatever `count_tokens` says of the JSON text of tools, system and messages.
 """
 
 from __future__ import annotations
@@ -12,8 +18,8 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
@@ -37,6 +43,8 @@ class StubReply:
     stop_reason: str = ""  # "max_tokens" to report truncation; otherwise derived from tool_calls
     input_tokens: int = 21
     output_tokens: int = 9
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     model: str = "stub-model"
     delay: float = 0.0  # seconds before answering, to trip client timeouts
     # Streaming as a real model generates: the wait before the first content chunk (after the
@@ -74,8 +82,18 @@ class RecordedRequest:
 
 
 class LLMWireStub:
-    def __init__(self, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        count_tokens: Callable[[str], int] | None = None,
+        cache_min_tokens: int = 1024,
+    ) -> None:
         self.host = host
+        self.count_tokens = count_tokens
+        self.cache_min_tokens = cache_min_tokens
+        self._cached_prefixes: set[str] = set()
+        self.billed: list[dict[str, int]] = []  # the usage reported for each Anthropic reply, with count_tokens
         self.requests: list[RecordedRequest] = []
         self.text_sent: list[float] = []  # monotonic times at which text chunks were written
         self.arguments_sent: list[float] = []  # ... tool-call argument fragments
@@ -161,7 +179,30 @@ class LLMWireStub:
     def _next(self, request: RecordedRequest) -> StubStep | None:
         with self._lock:
             self.requests.append(request)
-            return self._steps.popleft() if self._steps else None
+            step = self._steps.popleft() if self._steps else None
+            if isinstance(step, StubReply) and self.count_tokens is not None and request.path == ANTHROPIC_PATH:
+                billed = self._billed(request.body, self.count_tokens)
+                self.billed.append(billed)
+                step = replace(step, **billed)
+            return step
+
+    def _billed(self, body: dict[str, Any], count: Callable[[str], int]) -> dict[str, int]:
+        """Input tokens split as Anthropic bills them: cache write, cache read, the rest."""
+        tools, system = body.get("tools") or [], body.get("system") or []
+        system = [{"type": "text", "text": system}] if isinstance(system, str) else system
+        breakpoints = [json.dumps(tools[: i + 1]) for i, tool in enumerate(tools) if "cache_control" in tool]
+        marked = [i for i, block in enumerate(system) if "cache_control" in block]
+        breakpoints += [json.dumps(tools) + json.dumps(system[: i + 1]) for i in marked]
+        total = count(json.dumps(tools)) + count(json.dumps(system)) + count(json.dumps(body.get("messages") or []))
+        eligible = [prefix for prefix in breakpoints if count(prefix) >= self.cache_min_tokens]
+        read = max((count(prefix) for prefix in eligible if prefix in self._cached_prefixes), default=0)
+        written = max((count(prefix) for prefix in eligible), default=0) - read
+        self._cached_prefixes.update(eligible)
+        return {
+            "input_tokens": total - read - written,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -365,14 +406,14 @@ class _AnthropicFormat:
         ]
         return {
             **self._message(reply, content=content, stop_reason=self._stop(reply)),
-            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+            "usage": {**self._input_usage(reply), "output_tokens": reply.output_tokens},
         }
 
     def stream(self, reply: StubReply, body: dict[str, Any]) -> Iterator[str]:
         start = self._message(reply, content=[], stop_reason=None)
         yield self._event(
             "message_start",
-            {"message": {**start, "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}},
+            {"message": {**start, "usage": {**self._input_usage(reply), "output_tokens": 1}}},
         )
         yield self._event("ping", {})
         index = 0
@@ -434,6 +475,14 @@ class _AnthropicFormat:
     @staticmethod
     def _event(name: str, payload: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
+
+    @staticmethod
+    def _input_usage(reply: StubReply) -> dict[str, int]:
+        return {
+            "input_tokens": reply.input_tokens,
+            "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+            "cache_read_input_tokens": reply.cache_read_input_tokens,
+        }
 
     @staticmethod
     def _stop(reply: StubReply) -> str:

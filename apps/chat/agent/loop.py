@@ -409,7 +409,7 @@ class _AgentLoop:
             "calls": len(self.records),
             "tool_errors": sum(record["status"] == "error" for record in self.records),
             "llm_calls": self.llm_calls,
-            "tokens": {"input": self.usage.input_tokens, "output": self.usage.output_tokens},
+            "tokens": self.usage.as_metrics(),
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "passages": len(self.context.passages),
             "context_tokens": self.context.tokens_used,
