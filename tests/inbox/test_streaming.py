@@ -103,3 +103,30 @@ def test_a_reply_whose_call_fails_is_retracted_and_the_next_turn_answers(sample,
     assert types.index("tool_result") < reset
     after = "".join(event.data["text"] for event in events[reset:] if event.type == "text_delta")
     assert after == Message.objects.get(pk=run.answer_id).content["text"] == "I could not find that file."
+
+
+def test_the_organize_agents_summary_streams_from_its_respond_to_user_call(sample, sdk, wire_stub):
+    lease = "inbox/lease-renewal-2025.docx"
+    summary = "I suggest personal/ for the lease renewal: the guideline puts housing papers there. " * 3
+    wire_stub.reply_text('{"intent": "organize", "confidence": 0.9, "params": {}}')
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_1", name="suggest_organization", arguments={"path": lease, "target": "personal"})
+    )
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_2", name="respond_to_user", arguments={"message": summary.strip()}),
+        argument_chunk_chars=6,
+        first_chunk_delay=0.1,
+        chunk_delay=0.01,
+    )
+    conversation = inbox_conversation_current(folder=sample.folder)
+    run = inbox_message_post(conversation=conversation, text="where should the lease renewal go?")
+    stamped: list = []
+
+    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+
+    assert run.status == "completed", run.error
+    deltas = _deltas(stamped)
+    assert deltas[0][0] < wire_stub.streams_ended[-1] - 0.3
+    assert "".join(event.data["text"] for _, event in deltas) == summary.strip()
+    assert Message.objects.get(pk=run.answer_id).content["text"] == summary.strip()
+    assert Message.objects.filter(conversation_id=run.conversation_id, type="suggestion").exists()
