@@ -14,7 +14,8 @@ the tokens our code recorded in the run's metrics beside the stub's figures (the
 
 Token counts are ESTIMATES (4 characters per token, the agent's own budget estimate, over the
 request's JSON): no Claude tokenizer is available offline, and the stub cannot call
-`messages.count_tokens`. The verdict on the minimum uses the same estimate.
+`messages.count_tokens`. The verdict on the minimum uses the same estimate; as a second opinion
+the prefix is also counted with the packaged MiniLM's WordPiece tokenizer (not Claude's either).
 
     .venv/bin/python bench/prompt_cache.py [--min-tokens 1024] [--chunks 200]
 """
@@ -43,6 +44,16 @@ def estimate(text: str) -> int:
     from apps.chat.agent.context import estimate_tokens
 
     return estimate_tokens(text)
+
+
+def wordpiece_count(text: str) -> int:
+    from tokenizers import Tokenizer
+
+    from apps.embeddings.minilm_onnx import model_dir
+
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
 
 def billed(usage: dict[str, int]) -> float:
@@ -100,6 +111,8 @@ def main() -> None:
         f"cacheable at the {args.min_tokens}-token minimum: {'yes' if prefix >= args.min_tokens else 'NO'} "
         f"(Sonnet/Opus 1024: {'yes' if prefix >= 1024 else 'no'}, Haiku 2048: {'yes' if prefix >= 2048 else 'no'})"
     )
+    wordpiece = wordpiece_count(json.dumps(body["tools"]) + json.dumps(body["system"]))
+    print(f"  the same prefix in MiniLM WordPiece tokens (a second opinion, not Claude's tokenizer): {wordpiece}")
     if prefix < args.min_tokens:
         print("  the prefix is under the minimum: Anthropic caches nothing and cache_control saves nothing")
     totals = {}
