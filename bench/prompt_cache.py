@@ -1,15 +1,18 @@
 """Anthropic prompt caching in agent mode, measured on a real run: input tokens billed with and without it.
 
-The agent resends the same system prompt and tool list on every turn; with `cache_control` on both
-(apps/llm/anthropic_provider.py) Anthropic writes that prefix to its cache on the first turn (billed
-at 1.25 times the input price) and reads it on the later ones (0.1 times). Prefixes shorter than the
-model's minimum (1024 tokens for Sonnet and Opus, 2048 for Haiku) are not cached at all.
+The agent resends the same system prompt and tool list on every turn, and the conversation so far.
+With `cache_control` on the tools, the system prompt and the conversation's last block
+(apps/llm/anthropic_provider.py), Anthropic writes each prefix to its cache when first sent (billed
+at 1.25 times the input price) and reads it on later turns (0.1 times): each turn reads what the
+turn before sent and writes only its new tool results. Prefixes shorter than the model's minimum
+(1024 tokens for Sonnet and Opus, 2048 for Haiku) are not cached at all.
 
 One agent-mode run (3 tool iterations, then the answer: 4 model turns) goes through the real
 `anthropic` SDK to the local wire stub (tests/support/llm_wire_stub.py), twice: with cache_control
 (ANTHROPIC_PROMPT_CACHE=1) and without (=0). The stub bills each request as Anthropic does, from
 the cache_control breakpoints it receives: the prefix up to a breakpoint, if long enough, is a cache
-write the first time and a read after; the rest is plain input. Printed per turn and per run, with
+write the first time and a read after (also from a breakpoint up to 20 blocks further, as
+Anthropic looks back); the rest is plain input. Printed per turn and per run, with
 the tokens our code recorded in the run's metrics beside the stub's figures (they must agree).
 
 Token counts are ESTIMATES (4 characters per token, the agent's own budget estimate, over the

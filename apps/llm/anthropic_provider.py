@@ -87,7 +87,7 @@ class AnthropicProvider:
         ).strip()
         if system_text:
             # The agent resends the same system prompt and tools every turn: cached, they are read
-            # at a tenth of the price (and faster) after the first turn.
+            # at a tenth of the price (and faster) after the first turn (bench/prompt_cache.py).
             request["system"] = [{"type": "text", "text": system_text, **self._cache_control()}]
         if tools:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
@@ -98,6 +98,11 @@ class AnthropicProvider:
             request["tool_choice"] = {"type": "tool", "name": JSON_TOOL}
         if request.get("tools"):
             request["tools"][-1] = {**request["tools"][-1], **self._cache_control()}
+        if tools and request["messages"]:
+            # A tool loop's conversation grows by one turn a call: a breakpoint at its end lets the
+            # next call read all of it from the cache, not only the system prompt and tools.
+            last = request["messages"][-1]["content"]
+            last[-1] = {**last[-1], **self._cache_control()}
         forced_json = "tool_choice" in request
         guard = StreamGuard(on_text)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -138,10 +139,13 @@ def test_prompt_cache_tokens_reach_the_run_metrics_through_the_anthropic_sdk(lib
     run, _ = ask(library.folder, QUESTION)
 
     assert run.status == "completed" and run.fallback_reason == "", run.error
-    first, *later = wire_stub.billed
-    assert first["cache_creation_input_tokens"] > 1024 and first["cache_read_input_tokens"] == 0
-    assert [usage["cache_read_input_tokens"] for usage in later] == [first["cache_creation_input_tokens"]] * 2
+    billed = wire_stub.billed
+    assert billed[0]["cache_creation_input_tokens"] > 1024 and billed[0]["cache_read_input_tokens"] == 0
+    # Each turn reads all the previous turn sent (prompt, tools and conversation) and writes only what is new.
+    for before, usage in itertools.pairwise(billed):
+        sent_before = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
+        assert usage["cache_read_input_tokens"] == sent_before and usage["input_tokens"] == 0
     tokens = run.metrics["tokens"]
-    assert tokens["cache_write"] == first["cache_creation_input_tokens"]
-    assert tokens["cache_read"] == 2 * first["cache_creation_input_tokens"]
-    assert tokens["input"] == sum(sum(usage.values()) for usage in wire_stub.billed)
+    assert tokens["cache_write"] == sum(usage["cache_creation_input_tokens"] for usage in billed)
+    assert tokens["cache_read"] == sum(usage["cache_read_input_tokens"] for usage in billed)
+    assert tokens["input"] == sum(sum(usage.values()) for usage in billed)

@@ -5,10 +5,11 @@ order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream
 `requests`: every body it received, parsed. Both plain JSON and `stream: true` SSE are served.
 
 Given `count_tokens`, the Anthropic side bills prompt caching as Anthropic does: the request's
-prefix up to each `cache_control` breakpoint (on tools and system blocks; tools come first), when
-it reaches `cache_min_tokens`, is written to the stub's cache the first time it is seen
-(`cache_creation_input_tokens`) and read after (`cache_read_input_tokens`); `input_tokens` is the
-rest. Token counts are whatever `count_tokens` says of the JSON text of tools, system and messages.
+prefix (tools, then system, then messages) up to each `cache_control` breakpoint, when it reaches
+`cache_min_tokens`, is written to the stub's cache the first time it is seen
+(`cache_creation_input_tokens`) and read after (`cache_read_input_tokens`), also by a later
+request whose breakpoint lies up to 20 blocks further; `input_tokens` is the rest. Token counts
+are whatever `count_tokens` says of the blocks' JSON text.
 """
 
 from __future__ import annotations
@@ -187,19 +188,30 @@ class LLMWireStub:
             return step
 
     def _billed(self, body: dict[str, Any], count: Callable[[str], int]) -> dict[str, int]:
-        """Input tokens split as Anthropic bills them: cache write, cache read, the rest."""
-        tools, system = body.get("tools") or [], body.get("system") or []
-        system = [{"type": "text", "text": system}] if isinstance(system, str) else system
-        breakpoints = [json.dumps(tools[: i + 1]) for i, tool in enumerate(tools) if "cache_control" in tool]
-        marked = [i for i, block in enumerate(system) if "cache_control" in block]
-        breakpoints += [json.dumps(tools) + json.dumps(system[: i + 1]) for i in marked]
-        total = count(json.dumps(tools)) + count(json.dumps(system)) + count(json.dumps(body.get("messages") or []))
-        eligible = [prefix for prefix in breakpoints if count(prefix) >= self.cache_min_tokens]
-        read = max((count(prefix) for prefix in eligible if prefix in self._cached_prefixes), default=0)
-        written = max((count(prefix) for prefix in eligible), default=0) - read
-        self._cached_prefixes.update(eligible)
+        """Input tokens split as Anthropic bills them: cache write, cache read, the rest.
+
+        The request is a sequence of blocks (tools, system blocks, message content blocks); a
+        prefix is cached when it ends at a breakpoint, and a breakpoint also finds a prefix cached
+        by an earlier request at any of the 20 block boundaries before it. A block's own
+        `cache_control` is no part of its content.
+        """
+        system = body.get("system") or []
+        blocks = [
+            *(body.get("tools") or []),
+            *([{"type": "text", "text": system}] if isinstance(system, str) else system),
+        ]
+        for message in body.get("messages") or []:
+            content = message["content"]
+            blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+        plain = [{key: value for key, value in block.items() if key != "cache_control"} for block in blocks]
+        marks = [end for end, block in enumerate(blocks, start=1) if "cache_control" in block]
+        tokens = {end: count(json.dumps(plain[:end])) for mark in marks for end in range(max(1, mark - 20), mark + 1)}
+        read = max((tokens[end] for end in tokens if json.dumps(plain[:end]) in self._cached_prefixes), default=0)
+        eligible = [end for end in marks if tokens[end] >= self.cache_min_tokens]
+        written = max(0, max((tokens[end] for end in eligible), default=0) - read)
+        self._cached_prefixes.update(json.dumps(plain[:end]) for end in eligible)
         return {
-            "input_tokens": total - read - written,
+            "input_tokens": max(0, count(json.dumps(plain)) - read - written),
             "cache_creation_input_tokens": written,
             "cache_read_input_tokens": read,
         }
