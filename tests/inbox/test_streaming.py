@@ -130,3 +130,26 @@ def test_the_organize_agents_summary_streams_from_its_respond_to_user_call(sampl
     assert "".join(event.data["text"] for _, event in deltas) == summary.strip()
     assert Message.objects.get(pk=run.answer_id).content["text"] == summary.strip()
     assert Message.objects.filter(conversation_id=run.conversation_id, type="suggestion").exists()
+
+
+def test_text_written_before_the_reply_call_is_retracted_when_the_reply_starts(sample, sdk, wire_stub):
+    wire_stub.reply_text('{"intent": "query", "confidence": 0.92, "params": {"search_query": "W-2"}}')
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_1", name="respond_to_user", arguments={"message": "Your W-2 is in inbox/."}),
+        text="Let me put that together.",
+        argument_chunk_chars=4,
+    )
+    conversation = inbox_conversation_current(folder=sample.folder)
+    run = inbox_message_post(conversation=conversation, text="where is my W-2?")
+    stamped: list = []
+
+    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+
+    assert run.status == "completed", run.error
+    events = [event for _, event in stamped]
+    types = [event.type for event in events]
+    (reset,) = [index for index, kind in enumerate(types) if kind == "text_reset"]
+    before = "".join(event.data["text"] for event in events[:reset] if event.type == "text_delta")
+    after = "".join(event.data["text"] for event in events[reset:] if event.type == "text_delta")
+    assert before == "Let me put that together."
+    assert after == Message.objects.get(pk=run.answer_id).content["text"] == "Your W-2 is in inbox/."

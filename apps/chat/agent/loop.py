@@ -231,7 +231,7 @@ class _AgentLoop:
             self._retract_locked()
 
     def _retract_locked(self) -> None:
-        self._turn_call, self._shown = "", []
+        self._turn_call, self._shown, self._lead = "", [], ""
         if not self._turn_streamed:
             return
         self._turn_streamed = False
