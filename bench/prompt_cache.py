@@ -141,7 +141,7 @@ def main() -> None:
     saved = totals[False] - totals[True]
     print(
         f"\nsaved per run: {saved:.0f} input token-equivalents of {totals[False]:.0f} "
-        f"({saved / totals[False]:.0%}); the prefix alone: {prefix * 4} uncached vs "
+        f"({saved / totals[False]:.0%}); system prompt and tools alone, by arithmetic: {prefix * 4} uncached vs "
         f"{prefix * CACHE_WRITE_PRICE + prefix * CACHE_READ_PRICE * 3:.0f} cached"
     )
 
