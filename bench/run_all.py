@@ -17,6 +17,7 @@ BENCHMARKS = [
     "backfill",
     "commit_durability",
     "search_quality",
+    "rerank_quality",
     "search_keywords",
     "search_speed",
     "search_halfvec",

@@ -250,6 +250,9 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 ANTHROPIC_API_KEY = env_str("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_str("ANTHROPIC_BASE_URL")
+# cache_control on the system prompt and tools (the agent resends both every turn); off for
+# Anthropic-compatible servers that reject the field.
+ANTHROPIC_PROMPT_CACHE = env_bool("ANTHROPIC_PROMPT_CACHE", True)
 # A key (or an OpenAI-compatible base URL) switches to that provider unless one is named.
 _DEFAULT_PROVIDER = (
     "anthropic" if ANTHROPIC_API_KEY else "openai" if (OPENAI_API_KEY or OPENAI_BASE_URL) else "extractive"

@@ -22,7 +22,8 @@ STEP_EVENTS = frozenset({"status", "tool_call", "tool_result", "text_reset"})
 STEP_DOC = (
     "Server-sent events, in order: `status` (phase), `tool_call`, `tool_result`, `text_delta` "
     "(answer text as the model writes it), `text_reset` (text streamed so far belonged to a turn "
-    "that went on to call tools: discard it), `message` (the saved answer), then `done` or `error`. "
+    "that went on to call tools, or was a reply whose tool call failed: discard it), "
+    "`message` (the saved answer), then `done` or `error`. "
     "Step events (status, tool_call, tool_result, text_reset) also carry `timestamp` (ISO 8601, UTC) "
     "and `message`, a one-line human account of the step."
 )
@@ -94,7 +95,7 @@ def step_message(type: str, data: Mapping[str, Any]) -> str:
         outcome = "failed" if data.get("status") == "error" else "done"
         return f"{data.get('tool_name', 'Tool')} {outcome}: {data.get('tool_output', '')}".strip().rstrip(":")
     if type == "text_reset":
-        return "The model went on to use tools; the text so far was its reasoning, not the answer"
+        return "The text so far was not the answer: the model went on to use tools, or its reply was refused"
     phase = str(data.get("phase", ""))
     line = _PHASES.get(phase) or phase.replace("_", " ").capitalize() or "Working"
     if data.get("reason"):

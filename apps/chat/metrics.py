@@ -46,6 +46,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     rewrites, rewrites_found = _rewrite_outcomes(row["tool_calls"] or () for row in rows)
     tokens_in = sum(_tokens(row, "input") for row in rows)
     tokens_out = sum(_tokens(row, "output") for row in rows)
+    cache = {key: sum(_tokens(row, key) for row in rows) for key in ("cache_write", "cache_read")}
     return {
         "runs": len(rows),
         "runs_by_mode": dict(Counter(str(row["mode"]) for row in rows)),
@@ -67,7 +68,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "rate": round(len(fallbacks) / len(agent_rows), 3) if agent_rows else None,
             "reasons": dict(Counter(fallback_reason_kind(reason) for reason in fallbacks).most_common()),
         },
-        "tokens": {"input": tokens_in, "output": tokens_out},
+        "tokens": {"input": tokens_in, "output": tokens_out, **cache},
     }
 
 

@@ -37,8 +37,10 @@ class FallbackSerializer(serializers.Serializer):
 
 
 class TokensSerializer(serializers.Serializer):
-    input = serializers.IntegerField()
+    input = serializers.IntegerField(help_text="every input token sent, cached ones included")
     output = serializers.IntegerField()
+    cache_write = serializers.IntegerField(help_text="of input, written to Anthropic's prompt cache (1.25x price)")
+    cache_read = serializers.IntegerField(help_text="of input, read from Anthropic's prompt cache (0.1x price)")
 
 
 class AgentMetricsOutputSerializer(serializers.Serializer):

@@ -169,7 +169,7 @@ def _fallback(*, run: AgentRun, events: RunEvents) -> RunResult:
 
 def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_ms: int) -> Message:
     now = timezone.now()
-    tokens = {"input": result.usage.input_tokens, "output": result.usage.output_tokens}
+    tokens = result.usage.as_metrics()
     metrics: dict[str, Any] = {**result.metrics, "total_ms": total_ms, "tokens": tokens}
     citations = [citation.as_dict() for citation in result.citations]
     with transaction.atomic():

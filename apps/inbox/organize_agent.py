@@ -33,7 +33,7 @@ from apps.chat.services import inbox_conversation_current
 from apps.core.api import ApplicationError
 from apps.inbox.offline import OfflineOrganizePlanner
 from apps.inbox.query_agent import FileRefInput
-from apps.inbox.state import InboxRunState, ReplyEndsLoop, respond_tool
+from apps.inbox.state import InboxRunState, respond_tool
 from apps.library.models import File, Folder
 from apps.library.selectors import file_with_folder_get
 from apps.llm.base import LLMProvider
@@ -282,7 +282,6 @@ def organize_agent_run(
     limits: AgentLimits | None = None,
 ) -> AgentOutcome:
     """One organize turn over `paths` (the model may look further); raises AgentFallbackError."""
-    llm = _agent_llm(paths=paths, target=target)
     return agent_loop_run(
         question=task,
         history=history,
@@ -291,7 +290,7 @@ def organize_agent_run(
         events=events,
         system_prompt=ORGANIZE_SYSTEM_PROMPT,
         limits=limits,
-        llm=ReplyEndsLoop(llm, state),
+        llm=_agent_llm(paths=paths, target=target),
     )
 
 

@@ -1,9 +1,11 @@
 """What one inbox run's agents share: the reply, the file cards, a handoff, what they created.
 
 Tools are closures over an `InboxRunState`; they run in the loop's worker threads, so every
-write goes through the lock. `respond_to_user` and `handoff_to_organize` end an agent's loop:
-`ReplyEndsLoop` wraps the model and, once either went through, answers the next turn itself
-with the reply, so the loop finishes without another (paid) model call.
+write goes through the lock. `respond_to_user` and `handoff_to_organize` end an agent's loop.
+The reply is respond_to_user's `message`, the tool's answer argument: it streams to the user as
+the model writes the call, and the loop ends with it once the call succeeds. A handoff has no
+text of its own: `HandoffEndsLoop` wraps the model and, once it went through, answers the next
+turn itself, so the loop finishes without another (paid) model call.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, To
 from apps.chat.models import Conversation
 from apps.library.models import File
 from apps.library.selectors import folder_files_get, folder_files_get_by_path
-from apps.llm.base import LLMProvider, stream_text
+from apps.llm.base import LLMProvider
 from apps.llm.types import LLMResponse, Message, TextCallback, ToolSpec
 
 MAX_CARDS = 10
@@ -93,8 +95,8 @@ class InboxRunState:
         return known or FileCard(file_id=file.pk, path=file.path, name=file.name)
 
 
-class ReplyEndsLoop:
-    """An `LLMProvider` whose turn after a reply (or handoff) is that reply, without the model."""
+class HandoffEndsLoop:
+    """An `LLMProvider` whose turn after a handoff says so, without the model."""
 
     def __init__(self, inner: LLMProvider, state: InboxRunState) -> None:
         self.inner = inner
@@ -113,8 +115,8 @@ class ReplyEndsLoop:
         json_schema: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         with self.state.lock:
-            reply, handoff = self.state.reply, self.state.handoff
-        if reply is None and handoff is None:
+            handoff = self.state.handoff
+        if handoff is None:
             response = self.inner.complete(
                 messages=messages,
                 tools=tools,
@@ -127,10 +129,7 @@ class ReplyEndsLoop:
             # The model that actually answered (a server may name it differently from the setting).
             self.model = response.model or self.model
             return response
-        text = HANDOFF_TEXT if handoff is not None else reply.message if reply else ""
-        if on_text is not None:
-            stream_text(text, on_text)
-        return LLMResponse(text=text, model=self.model)
+        return LLMResponse(text=HANDOFF_TEXT, model=self.model)
 
 
 # -- tools both agents have ---------------------------------------------------------------------
@@ -179,4 +178,5 @@ def respond_tool(state: InboxRunState) -> Tool:
         input_model=RespondInput,
         run=respond_to_user,
         phase="responding",
+        answer_argument="message",
     )

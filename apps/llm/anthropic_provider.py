@@ -15,6 +15,7 @@ from anthropic.types import Message as AnthropicMessage
 from anthropic.types import Usage as AnthropicUsage
 
 from apps.llm.base import (
+    AnswerArguments,
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
@@ -53,8 +54,10 @@ class AnthropicProvider:
         retry_policy: RetryPolicy | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
+        prompt_cache: bool = True,
     ) -> None:
         self.model = model
+        self.prompt_cache = prompt_cache
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry_policy = retry_policy or RetryPolicy()
@@ -84,8 +87,8 @@ class AnthropicProvider:
         ).strip()
         if system_text:
             # The agent resends the same system prompt and tools every turn: cached, they are read
-            # at a tenth of the price (and faster) after the first turn.
-            request["system"] = [{"type": "text", "text": system_text, "cache_control": CACHE_CONTROL}]
+            # at a tenth of the price (and faster) after the first turn (bench/prompt_cache.py).
+            request["system"] = [{"type": "text", "text": system_text, **self._cache_control()}]
         if tools:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
         elif json_schema is not None:
@@ -94,7 +97,12 @@ class AnthropicProvider:
             request["tools"] = [answer_tool]
             request["tool_choice"] = {"type": "tool", "name": JSON_TOOL}
         if request.get("tools"):
-            request["tools"][-1] = {**request["tools"][-1], "cache_control": CACHE_CONTROL}
+            request["tools"][-1] = {**request["tools"][-1], **self._cache_control()}
+        if tools and request["messages"]:
+            # A tool loop's conversation grows by one turn a call: a breakpoint at its end lets the
+            # next call read all of it from the cache, not only the system prompt and tools.
+            last = request["messages"][-1]["content"]
+            last[-1] = {**last[-1], **self._cache_control()}
         forced_json = "tool_choice" in request
         guard = StreamGuard(on_text)
 
@@ -106,18 +114,30 @@ class AnthropicProvider:
                 # The SDK's stream helper accumulates text and input_json_delta fragments into the
                 # same Message a non-streaming call returns, so one parser serves both paths.
                 # Text after the first tool_use block starts belongs to a tool-call turn, not an answer.
+                # An answer argument of a call (ToolSpec.answer_argument) streams as it is written.
                 tools_started = False
+                answers = AnswerArguments(tools=tools, on_text=guard)
+                calls: dict[int, tuple[str, str]] = {}  # block index: (id, name)
                 with self._client.messages.stream(**request) as stream:
                     for event in stream:
                         if event.type == "content_block_start" and event.content_block.type == "tool_use":
                             tools_started = True
+                            calls[event.index] = (event.content_block.id, event.content_block.name)
                         elif event.type == "text" and not tools_started:
                             guard(TextDelta(text=event.text))
+                        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                            call_id, name = calls.get(event.index, ("", ""))
+                            fragment = event.delta.partial_json
+                            answers.feed(index=event.index, call_id=call_id, name=name, fragment=fragment)
                     return from_anthropic_message(stream.get_final_message())
             except (anthropic.AnthropicError, httpx.HTTPError) as exc:
                 raise guard.seal(map_anthropic_error(exc)) from exc
 
         return call_with_retry(attempt, policy=self.retry_policy)
+
+    def _cache_control(self) -> dict[str, Any]:
+        # Off (ANTHROPIC_PROMPT_CACHE=0) for compatible servers that reject the field.
+        return {"cache_control": CACHE_CONTROL} if self.prompt_cache else {}
 
 
 def _json_answer(response: LLMResponse) -> LLMResponse:
@@ -204,8 +224,13 @@ def from_anthropic_message(message: AnthropicMessage) -> LLMResponse:
 
 def _usage(usage: AnthropicUsage) -> Usage:
     # Cached prompt tokens are reported apart from input_tokens but are still input we sent.
-    cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-    return Usage(input_tokens=usage.input_tokens + cached, output_tokens=usage.output_tokens)
+    written, read = usage.cache_creation_input_tokens or 0, usage.cache_read_input_tokens or 0
+    return Usage(
+        input_tokens=usage.input_tokens + written + read,
+        output_tokens=usage.output_tokens,
+        cache_write_tokens=written,
+        cache_read_tokens=read,
+    )
 
 
 def map_anthropic_error(exc: Exception) -> LLMError:

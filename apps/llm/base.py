@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeVar
 
+import jiter
+
 from apps.llm.types import LLMResponse, Message, TextCallback, TextDelta, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -166,3 +168,36 @@ def stream_text(text: str, on_text: TextCallback) -> None:
     trailing = text[len(text.rstrip()) :]
     if trailing:
         on_text(TextDelta(text=trailing))
+
+
+class AnswerArguments:
+    """Forwards the answer argument of tool calls (`ToolSpec.answer_argument`) as it is written.
+
+    Tool-call arguments arrive as fragments of one JSON object; after each, jiter's partial mode
+    (which keeps a string still being written) reads the argument so far, and the text added since
+    the last fragment goes to `on_text`, marked with the call's id. A value that stops extending
+    what was sent (it cannot, for well-formed JSON) sends nothing more; the loop compares the text
+    it showed with the parsed call and corrects it.
+    """
+
+    def __init__(self, *, tools: Sequence[ToolSpec] | None, on_text: TextCallback) -> None:
+        self._arguments = {tool.name: tool.answer_argument for tool in tools or () if tool.answer_argument}
+        self._on_text = on_text
+        self._raw: dict[int, str] = {}
+        self._sent: dict[int, str] = {}
+
+    def feed(self, *, index: int, call_id: str, name: str, fragment: str) -> None:
+        """One fragment of the arguments of the turn's `index`-th call (named `name`, once known)."""
+        argument = self._arguments.get(name)
+        if argument is None or not fragment:
+            return
+        raw = self._raw[index] = self._raw.get(index, "") + fragment
+        try:
+            parsed = jiter.from_json(raw.encode(), partial_mode="trailing-strings")
+        except ValueError:
+            return
+        value = parsed.get(argument) if isinstance(parsed, dict) else None
+        sent = self._sent.get(index, "")
+        if isinstance(value, str) and len(value) > len(sent) and value.startswith(sent):
+            self._sent[index] = value
+            self._on_text(TextDelta(text=value[len(sent) :], call_id=call_id))

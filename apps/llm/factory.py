@@ -37,6 +37,7 @@ class ProviderConfig:
     max_retries: int = 4
     max_tokens: int = 1024
     temperature: float = 0.2
+    prompt_cache: bool = True  # Anthropic's cache_control on the system prompt and tools
 
 
 def get_llm(role: str) -> LLMProvider:
@@ -62,6 +63,7 @@ def provider_config(*, role: str, settings: Any) -> ProviderConfig:
         max_retries=settings.LLM_MAX_RETRIES,
         max_tokens=settings.LLM_MAX_TOKENS,
         temperature=settings.LLM_TEMPERATURE,
+        prompt_cache=getattr(settings, "ANTHROPIC_PROMPT_CACHE", True),
     )
 
 
@@ -86,7 +88,7 @@ def build_provider(config: ProviderConfig) -> LLMProvider:
     }
     if config.provider == "openai":
         return OpenAIProvider(**network_options)
-    return AnthropicProvider(**network_options)
+    return AnthropicProvider(**network_options, prompt_cache=config.prompt_cache)
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from openai.types.chat import (
 )
 
 from apps.llm.base import (
+    AnswerArguments,
     LLMBadResponseError,
     LLMError,
     LLMTimeoutError,
@@ -103,7 +104,7 @@ class OpenAIProvider:
                 chunks = self._client.chat.completions.create(
                     **request, stream=True, stream_options={"include_usage": True}
                 )
-                return accumulate_openai_stream(chunks, on_text=guard)
+                return accumulate_openai_stream(chunks, on_text=guard, tools=tools)
             except (openai.OpenAIError, httpx.HTTPError) as exc:
                 raise guard.seal(map_openai_error(exc)) from exc
 
@@ -192,9 +193,13 @@ class _PartialToolCall:
     arguments: list[str] = field(default_factory=list)
 
 
-def accumulate_openai_stream(chunks: Iterable[ChatCompletionChunk], *, on_text: TextCallback) -> LLMResponse:
+def accumulate_openai_stream(
+    chunks: Iterable[ChatCompletionChunk], *, on_text: TextCallback, tools: Sequence[ToolSpec] | None = None
+) -> LLMResponse:
     """Text deltas go to `on_text` as they arrive, until the turn's first tool-call delta: text
-    after it belongs to a tool-call turn (kept in `text` as its reasoning), not to an answer."""
+    after it belongs to a tool-call turn (kept in `text` as its reasoning), not to an answer.
+    An answer argument of a call (`ToolSpec.answer_argument`) goes to `on_text` as it is written."""
+    answers = AnswerArguments(tools=tools, on_text=on_text)
     text: list[str] = []
     partial_calls: dict[int, _PartialToolCall] = {}
     finish_reason: str | None = None
@@ -220,6 +225,9 @@ def accumulate_openai_stream(chunks: Iterable[ChatCompletionChunk], *, on_text: 
                 if delta.function is not None:
                     partial.name = delta.function.name or partial.name
                     partial.arguments.append(delta.function.arguments or "")
+                    answers.feed(
+                        index=delta.index, call_id=partial.id, name=partial.name, fragment=partial.arguments[-1]
+                    )
     tool_calls = tuple(
         ToolCall(id=partial.id, name=partial.name, arguments=parse_arguments("".join(partial.arguments)))
         for _, partial in sorted(partial_calls.items())

@@ -30,6 +30,9 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]  # JSON schema of the arguments object
+    # A string argument that is the user-facing answer (an inbox reply's `message`): streaming
+    # providers forward its text as the model writes it, as `TextDelta`s carrying the call's id.
+    answer_argument: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class Message:
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of input_tokens, those written to / read from the provider's prompt cache (Anthropic bills
+    # a write at 1.25 times the input price and a read at 0.1 times).
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -93,8 +100,18 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
         )
+
+    def as_metrics(self) -> dict[str, int]:
+        """The run metrics' `tokens`: input and output, and the cache's share when there was one."""
+        tokens = {"input": self.input_tokens, "output": self.output_tokens}
+        if self.cache_write_tokens or self.cache_read_tokens:
+            tokens |= {"cache_write": self.cache_write_tokens, "cache_read": self.cache_read_tokens}
+        return tokens
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,7 @@ class LLMResponse:
 @dataclass(frozen=True)
 class TextDelta:
     text: str
+    call_id: str = ""  # set when the text is a tool call's answer argument, not the turn's own text
 
 
 TextCallback = Callable[[TextDelta], None]

@@ -7,6 +7,7 @@ import base64
 import json
 import struct
 import zlib
+from dataclasses import replace
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_parse_ranking_keeps_known_numbers_once_and_appends_the_rest():
     assert parse_ranking("none of them", known=[1, 2]) is None
 
 
-def test_rerank_offline_scores_with_the_embedding_model(library):
+def test_rerank_offline_orders_passages_without_a_score_with_the_embedding_model(library):
     passages = gathered(library)
     with use_provider_for_tests(ExtractiveProvider()):
         output = run_tool(
@@ -68,10 +69,30 @@ def test_rerank_offline_scores_with_the_embedding_model(library):
             passages=passages,
         )
 
-    assert not output.is_error and output.data["method"] == "embedding"
+    assert not output.is_error and output.data["method"] == "offline"
     ranking = output.data["ranking"]
     assert len(ranking) == 3 and ranking[0]["n"] == n_with(passages, "passport renewal")
     assert output.usage is None
+
+
+def test_rerank_offline_keeps_the_searches_scores_and_puts_passages_read_in_full_after(library):
+    """Two searches' passages merge by their rank-fused scores; cosine never overrides them."""
+    passages = gathered(library)
+    passport = n_with(passages, "passport renewal")
+    # The passport passage (the best by cosine) scored lowest in its search; the others, read in full, have none.
+    scores = {passages[0].n: 0.05, passages[1].n: 0.03, passport: 0.01, passages[2].n: 0.04}
+    scored = [replace(p, passage=replace(p.passage, score=scores.get(p.n))) for p in passages]
+    with use_provider_for_tests(ExtractiveProvider()):
+        output = run_tool(
+            library,
+            "rerank_documents",
+            {"query": "passport renewal appointment consulate", "top_k": 5},
+            passages=scored,
+        )
+
+    ranking = [entry["n"] for entry in output.data["ranking"]]
+    assert ranking[:4] == [passages[0].n, passages[2].n, passages[1].n, passport]
+    assert len(ranking) == 5 and ranking[4] not in scores
 
 
 def test_rerank_with_nothing_gathered_says_to_search_first(library):

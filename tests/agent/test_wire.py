@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -124,3 +125,27 @@ def test_a_provider_failure_falls_back_to_standard_through_the_sdk(library, sdk,
     assert wire_stub.requests[1].body["stream"] is True  # standard mode streams
     fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
     assert fallback["reason"] == run.fallback_reason and fallback["message"].startswith("Falling back")
+
+
+def test_prompt_cache_tokens_reach_the_run_metrics_through_the_anthropic_sdk(library, settings, wire_stub):
+    """The stub bills the cache_control breakpoints it receives; the run records the cache's share."""
+    for name, value in wire_stub.settings_for("anthropic").items():
+        setattr(settings, name, value)
+    wire_stub.count_tokens = lambda text: len(text) // 4
+    wire_stub.reply_tool_calls(StubToolCall("call_s1", "search_folder", {"query": "federal income tax withheld"}))
+    wire_stub.reply_tool_calls(StubToolCall("call_s2", "search_folder", {"query": "W-2 box 2"}))
+    wire_stub.reply_text("Federal income tax withheld was 12,300 dollars.")
+
+    run, _ = ask(library.folder, QUESTION)
+
+    assert run.status == "completed" and run.fallback_reason == "", run.error
+    billed = wire_stub.billed
+    assert billed[0]["cache_creation_input_tokens"] > 1024 and billed[0]["cache_read_input_tokens"] == 0
+    # Each turn reads all the previous turn sent (prompt, tools and conversation) and writes only what is new.
+    for before, usage in itertools.pairwise(billed):
+        sent_before = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
+        assert usage["cache_read_input_tokens"] == sent_before and usage["input_tokens"] == 0
+    tokens = run.metrics["tokens"]
+    assert tokens["cache_write"] == sum(usage["cache_creation_input_tokens"] for usage in billed)
+    assert tokens["cache_read"] == sum(usage["cache_read_input_tokens"] for usage in billed)
+    assert tokens["input"] == sum(sum(usage.values()) for usage in billed)

@@ -41,7 +41,9 @@ def test_request_carries_model_tools_auth_and_top_level_system(llm_wire_stub: LL
     # System text is a parameter, never a turn: the parameter and system messages are joined.
     cache = {"type": "ephemeral"}  # prompt caching: the same system prompt and tools every agent turn
     assert body["system"] == [{"type": "text", "text": "You answer from files.\n\nBe brief.", "cache_control": cache}]
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is my W-2?"}]}]
+    # With tools (a loop that grows by a turn a call), the conversation's end is a breakpoint too.
+    question = {"type": "text", "text": "Where is my W-2?", "cache_control": cache}
+    assert body["messages"] == [{"role": "user", "content": [question]}]
     assert body["tools"] == [
         {
             "name": "search_folder",
@@ -89,7 +91,13 @@ def test_tool_results_go_back_as_one_user_message_paired_by_id(llm_wire_stub: LL
     ]
     assert messages[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"results": []}', "is_error": False},
-        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "search backend down", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_2",
+            "content": "search backend down",
+            "is_error": True,
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
 
 

@@ -19,8 +19,8 @@ def openai(stub: LLMWireStub, **options) -> OpenAIProvider:
     return OpenAIProvider(model="m", api_key="k", base_url=stub.openai_base_url, retry_policy=ONCE, **options)
 
 
-def anthropic(stub: LLMWireStub) -> AnthropicProvider:
-    return AnthropicProvider(model="m", api_key="k", base_url=stub.anthropic_base_url, retry_policy=ONCE)
+def anthropic(stub: LLMWireStub, **options) -> AnthropicProvider:
+    return AnthropicProvider(model="m", api_key="k", base_url=stub.anthropic_base_url, retry_policy=ONCE, **options)
 
 
 def test_openai_asks_for_structured_output_and_compatible_servers_for_json_mode(llm_wire_stub):
@@ -58,3 +58,36 @@ def test_anthropic_caches_the_system_prompt_and_the_tools(llm_wire_stub):
     body = llm_wire_stub.requests[0].body
     assert body["system"] == [{"type": "text", "text": "You answer.", "cache_control": {"type": "ephemeral"}}]
     assert [tool.get("cache_control") for tool in body["tools"]] == [None, {"type": "ephemeral"}]
+
+
+def test_cached_prefix_tokens_are_reported_apart_streaming_or_not():
+    """The stub bills the breakpoints it receives; the usage we record splits input into the cache's share."""
+    system = "You answer from the user's files. " * 200  # about 1,700 tokens at 4 characters each
+    with LLMWireStub(count_tokens=lambda text: len(text) // 4, cache_min_tokens=1024) as stub:
+        for _ in range(3):
+            stub.reply_text("ok")
+        provider = anthropic(stub)
+        first = provider.complete(messages=[Message.user("q")], system=system, tools=[SEARCH])
+        second = provider.complete(messages=[Message.user("q2")], system=system, tools=[SEARCH], on_text=lambda d: None)
+        uncached = anthropic(stub, prompt_cache=False).complete(messages=[Message.user("q")], system=system)
+
+    assert first.usage.cache_write_tokens > 1024 and first.usage.cache_read_tokens == 0
+    # The system prompt and tools are read back; only the new question is written after them.
+    assert 1024 < second.usage.cache_read_tokens < first.usage.cache_write_tokens
+    assert 0 < second.usage.cache_write_tokens < 10
+    assert second.usage.input_tokens == sum(stub.billed[1].values())  # input counts the cached share too
+    assert second.usage.as_metrics()["cache_read"] == second.usage.cache_read_tokens
+    assert "cache_control" not in json.dumps(stub.requests[2].body)
+    assert uncached.usage.cache_read_tokens == uncached.usage.cache_write_tokens == 0
+    assert uncached.usage.as_metrics().keys() == {"input", "output"}
+
+
+def test_a_prefix_under_the_minimum_is_not_cached():
+    with LLMWireStub(count_tokens=lambda text: len(text) // 4, cache_min_tokens=1024) as stub:
+        stub.reply_text("ok")
+        stub.reply_text("ok")
+        provider = anthropic(stub)
+        provider.complete(messages=[Message.user("q")], system="Short.", tools=[SEARCH])
+        again = provider.complete(messages=[Message.user("q")], system="Short.", tools=[SEARCH])
+
+    assert again.usage.cache_read_tokens == again.usage.cache_write_tokens == 0

@@ -3,6 +3,13 @@
 Point the SDKs at it (`openai_base_url`, `anthropic_base_url`), queue what it should answer, in
 order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream`), then assert on
 `requests`: every body it received, parsed. Both plain JSON and `stream: true` SSE are served.
+
+Given `count_tokens`, the Anthropic side bills prompt caching as Anthropic does: the request's
+prefix (tools, then system, then messages) up to each `cache_control` breakpoint, when it reaches
+`cache_min_tokens`, is written to the stub's cache the first time it is seen
+(`cache_creation_input_tokens`) and read after (`cache_read_input_tokens`), also by a later
+request whose breakpoint lies up to 20 blocks further; `input_tokens` is the rest. Token counts
+are whatever `count_tokens` says of the blocks' JSON text.
 """
 
 from __future__ import annotations
@@ -12,8 +19,8 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypeAlias
 
@@ -37,6 +44,8 @@ class StubReply:
     stop_reason: str = ""  # "max_tokens" to report truncation; otherwise derived from tool_calls
     input_tokens: int = 21
     output_tokens: int = 9
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     model: str = "stub-model"
     delay: float = 0.0  # seconds before answering, to trip client timeouts
     # Streaming as a real model generates: the wait before the first content chunk (after the
@@ -44,6 +53,8 @@ class StubReply:
     first_chunk_delay: float = 0.0
     chunk_delay: float = 0.0
     trailing_text: str = ""  # streamed after the tool calls (some compatible servers interleave)
+    # Tool-call arguments in pieces of this many characters, as a model writes them (0: in three).
+    argument_chunk_chars: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,10 +83,22 @@ class RecordedRequest:
 
 
 class LLMWireStub:
-    def __init__(self, *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        count_tokens: Callable[[str], int] | None = None,
+        cache_min_tokens: int = 1024,
+    ) -> None:
         self.host = host
+        self.count_tokens = count_tokens
+        self.cache_min_tokens = cache_min_tokens
+        self._cached_prefixes: set[str] = set()
+        self.billed: list[dict[str, int]] = []  # the usage reported for each Anthropic reply, with count_tokens
         self.requests: list[RecordedRequest] = []
         self.text_sent: list[float] = []  # monotonic times at which text chunks were written
+        self.arguments_sent: list[float] = []  # ... tool-call argument fragments
+        self.streams_ended: list[float] = []  # ... the last event of each stream
         self._steps: deque[StubStep] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -157,7 +180,41 @@ class LLMWireStub:
     def _next(self, request: RecordedRequest) -> StubStep | None:
         with self._lock:
             self.requests.append(request)
-            return self._steps.popleft() if self._steps else None
+            step = self._steps.popleft() if self._steps else None
+            if isinstance(step, StubReply) and self.count_tokens is not None and request.path == ANTHROPIC_PATH:
+                billed = self._billed(request.body, self.count_tokens)
+                self.billed.append(billed)
+                step = replace(step, **billed)
+            return step
+
+    def _billed(self, body: dict[str, Any], count: Callable[[str], int]) -> dict[str, int]:
+        """Input tokens split as Anthropic bills them: cache write, cache read, the rest.
+
+        The request is a sequence of blocks (tools, system blocks, message content blocks); a
+        prefix is cached when it ends at a breakpoint, and a breakpoint also finds a prefix cached
+        by an earlier request at any of the 20 block boundaries before it. A block's own
+        `cache_control` is no part of its content.
+        """
+        system = body.get("system") or []
+        blocks = [
+            *(body.get("tools") or []),
+            *([{"type": "text", "text": system}] if isinstance(system, str) else system),
+        ]
+        for message in body.get("messages") or []:
+            content = message["content"]
+            blocks += [{"type": "text", "text": content}] if isinstance(content, str) else content
+        plain = [{key: value for key, value in block.items() if key != "cache_control"} for block in blocks]
+        marks = [end for end, block in enumerate(blocks, start=1) if "cache_control" in block]
+        tokens = {end: count(json.dumps(plain[:end])) for mark in marks for end in range(max(1, mark - 20), mark + 1)}
+        read = max((tokens[end] for end in tokens if json.dumps(plain[:end]) in self._cached_prefixes), default=0)
+        eligible = [end for end in marks if tokens[end] >= self.cache_min_tokens]
+        written = max(0, max((tokens[end] for end in eligible), default=0) - read)
+        self._cached_prefixes.update(json.dumps(plain[:end]) for end in eligible)
+        return {
+            "input_tokens": max(0, count(json.dumps(plain)) - read - written),
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
+        }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -186,7 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 time.sleep(step.delay)
                 if body.get("stream"):
-                    self._sse(_paced(api.stream(step, body), step, self.wire_stub.text_sent))
+                    self._sse(_paced(api.stream(step, body), step, self.wire_stub))
                 else:
                     self._json(200, api.complete(step))
         except (BrokenPipeError, ConnectionResetError):
@@ -214,10 +271,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-def _paced(events: Iterator[str], reply: StubReply, text_sent: list[float]) -> Iterator[str]:
+def _paced(events: Iterator[str], reply: StubReply, stub: LLMWireStub) -> Iterator[str]:
     """The events with the reply's generation delays: the opening event at once, like a server
     that sends its headers and first frame before the model's first token. Records when each
-    text chunk went out (`time.monotonic()`), to measure how long it takes to reach a client."""
+    text chunk and argument fragment went out, and when the stream ended (`time.monotonic()`),
+    to measure how long they take to reach a client."""
     for index, event in enumerate(events):
         if index == 1:
             time.sleep(reply.first_chunk_delay)
@@ -225,11 +283,15 @@ def _paced(events: Iterator[str], reply: StubReply, text_sent: list[float]) -> I
             time.sleep(reply.chunk_delay)
         yield event
         if _TEXT_EVENT.search(event):
-            text_sent.append(time.monotonic())
+            stub.text_sent.append(time.monotonic())
+        elif _ARGUMENTS_EVENT.search(event):
+            stub.arguments_sent.append(time.monotonic())
+    stub.streams_ended.append(time.monotonic())
 
 
 # An OpenAI chunk with non-empty content, or an Anthropic text delta.
 _TEXT_EVENT = re.compile(r'"content": "[^"]|"type": "text_delta"')
+_ARGUMENTS_EVENT = re.compile(r'"arguments": "[^"]|"partial_json": "[^"]')
 
 
 def _error_type(status: int) -> str:
@@ -245,9 +307,12 @@ def _words(reply: StubReply) -> tuple[str, ...]:
     return (first, *(f" {word}" for word in rest))
 
 
-def _json_fragments(arguments: dict[str, Any]) -> list[str]:
-    """Arguments JSON cut in three, as both APIs deliver it: no fragment is valid JSON alone."""
+def _json_fragments(arguments: dict[str, Any], size: int = 0) -> list[str]:
+    """Arguments JSON cut in three (or in pieces of `size` characters), as both APIs deliver it:
+    no fragment is valid JSON alone, and a cut may fall inside an escape sequence."""
     encoded = json.dumps(arguments)
+    if size:
+        return [encoded[start : start + size] for start in range(0, len(encoded), size)]
     third = max(1, len(encoded) // 3)
     return [encoded[:third], encoded[third : 2 * third], encoded[2 * third :]]
 
@@ -288,7 +353,7 @@ class _OpenAIFormat:
                 "function": {"name": call.name, "arguments": ""},
             }
             yield self._chunk(reply, {"tool_calls": [opening]})
-            for fragment in _json_fragments(call.arguments):
+            for fragment in _json_fragments(call.arguments, reply.argument_chunk_chars):
                 yield self._chunk(reply, {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
         if reply.trailing_text:
             yield self._chunk(reply, {"content": reply.trailing_text})
@@ -353,14 +418,14 @@ class _AnthropicFormat:
         ]
         return {
             **self._message(reply, content=content, stop_reason=self._stop(reply)),
-            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+            "usage": {**self._input_usage(reply), "output_tokens": reply.output_tokens},
         }
 
     def stream(self, reply: StubReply, body: dict[str, Any]) -> Iterator[str]:
         start = self._message(reply, content=[], stop_reason=None)
         yield self._event(
             "message_start",
-            {"message": {**start, "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}},
+            {"message": {**start, "usage": {**self._input_usage(reply), "output_tokens": 1}}},
         )
         yield self._event("ping", {})
         index = 0
@@ -375,7 +440,7 @@ class _AnthropicFormat:
                     "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
                 },
             )
-            for fragment in _json_fragments(call.arguments):
+            for fragment in _json_fragments(call.arguments, reply.argument_chunk_chars):
                 yield self._event(
                     "content_block_delta",
                     {"index": index, "delta": {"type": "input_json_delta", "partial_json": fragment}},
@@ -422,6 +487,14 @@ class _AnthropicFormat:
     @staticmethod
     def _event(name: str, payload: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps({'type': name, **payload})}\n\n"
+
+    @staticmethod
+    def _input_usage(reply: StubReply) -> dict[str, int]:
+        return {
+            "input_tokens": reply.input_tokens,
+            "cache_creation_input_tokens": reply.cache_creation_input_tokens,
+            "cache_read_input_tokens": reply.cache_read_input_tokens,
+        }
 
     @staticmethod
     def _stop(reply: StubReply) -> str:

@@ -3,9 +3,11 @@
 Each turn the provider sees the tools and streams: text deltas go to the client as they arrive
 (`text_delta`), since any turn may turn out to be the answer. Providers stop forwarding text once a
 tool call starts; text that came before it (a preamble) is retracted with `text_reset` and kept as
-the call's reasoning. The calls a turn makes run concurrently, each in its own thread with the
-per-tool timeout, and their results go back paired to the call ids, the last with the research
-trace so far, so whichever turn answers knows what was tried. Limits:
+the call's reasoning. A tool may take the answer as an argument (`answer_argument`, the inbox's
+respond_to_user): its text streams as the model writes the call, and when the call succeeds it is
+the answer (if it fails, the text is retracted). The calls a turn makes run concurrently, each in
+its own thread with the per-tool timeout, and their results go back paired to the call ids, the
+last with the research trace so far, so whichever turn answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
 and the answer says so), a total timeout, a per-tool timeout. When the provider fails, the loop
 breaks or the total timeout passes, `AgentFallbackError` tells the caller to answer another way
@@ -17,13 +19,12 @@ Model calls also run in a worker thread, so the total timeout holds even while a
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 from dataclasses import replace
@@ -31,6 +32,7 @@ from typing import Any
 
 from django.db import connections
 
+from apps.chat.agent.clipping import clip, clip_input, json_value
 from apps.chat.agent.context import AgentContext, TraceEntry
 from apps.chat.agent.outcome import (
     AgentFallbackError,
@@ -56,7 +58,6 @@ from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, 
 
 logger = logging.getLogger(__name__)
 
-INPUT_VALUE_CHARS = 300
 SUMMARY_CHARS = 200
 REASONING_CHARS = 500
 
@@ -127,6 +128,8 @@ class _AgentLoop:
         self._text_open = True
         self._text_lock = threading.Lock()
         self._turn_streamed = False  # whether the current turn's text reached the events
+        self._turn_call = ""  # the call whose answer argument the streamed text is, if it is one
+        self._shown: list[str] = []  # the text the current turn published
         self._lead = ""  # the turn's leading whitespace, held until text follows it
         self._announce_turn = True  # a turn's first delta says "generating" (the forced answer did already)
         self.text_resets = 0
@@ -159,10 +162,20 @@ class _AgentLoop:
                     self._retract_turn_text()
                     return self._forced_answer(Finish.EMPTY_ANSWER)
                 return self._answer(response.text)
-            self._retract_turn_text()
+            answer = next((call for call in response.tool_calls if self._answer_argument(call.name)), None)
+            if answer is None or answer.id != self._turn_call:
+                self._retract_turn_text()  # a preamble, not an answer
             messages.append(response.as_message())
-            messages.extend(self._run_tools(response.tool_calls, reasoning=response.text))
+            results = self._run_tools(response.tool_calls, reasoning=response.text)
+            messages.extend(results)
+            if answer is not None and not results[response.tool_calls.index(answer)].is_error:
+                return self._answer(str(answer.arguments.get(self._answer_argument(answer.name), "")))
+            self._retract_turn_text()  # the answering call failed: the model tries again
         return self._forced_answer(Finish.ITERATION_LIMIT)
+
+    def _answer_argument(self, name: str) -> str:
+        tool = self.tools.get(name)
+        return tool.answer_argument if tool else ""
 
     # -- model calls -------------------------------------------------------------------------------
     def _complete(
@@ -172,7 +185,7 @@ class _AgentLoop:
         if remaining <= 0:
             raise self._timed_out()
         with self._text_lock:
-            self._turn_streamed, self._lead = False, ""
+            self._turn_streamed, self._lead, self._turn_call, self._shown = False, "", "", []
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
         future = pool.submit(
             self.llm.complete,
@@ -197,6 +210,9 @@ class _AgentLoop:
         with self._text_lock:
             if not self._text_open:
                 return
+            if delta.call_id != self._turn_call:  # an answering call starts: what came before was a preamble
+                self._retract_locked()
+                self._turn_call = delta.call_id
             if not self._turn_streamed:
                 if not delta.text.strip():  # leading blanks announce nothing yet; an empty turn is no answer
                     self._lead += delta.text
@@ -206,19 +222,26 @@ class _AgentLoop:
                 delta, self._lead = TextDelta(text=self._lead + delta.text), ""
             self._turn_streamed = True
             self.text_emitted = True
-            self.events.text(delta)
+            self._shown.append(delta.text)
+            self.events.text(TextDelta(text=delta.text))
 
     def _retract_turn_text(self) -> None:
         """The turn's streamed text was no answer (it ended in tool calls, or in nothing)."""
         with self._text_lock:
-            if not self._turn_streamed:
-                return
-            self._turn_streamed = False
-            self.text_emitted = False
-            self.text_resets += 1
-            self.events.emit("text_reset", {"iteration": self.iterations})
+            self._retract_locked()
+
+    def _retract_locked(self) -> None:
+        self._turn_call, self._shown, self._lead = "", [], ""
+        if not self._turn_streamed:
+            return
+        self._turn_streamed = False
+        self.text_emitted = False
+        self.text_resets += 1
+        self.events.emit("text_reset", {"iteration": self.iterations})
 
     def _answer(self, text: str) -> AgentOutcome:
+        if self._turn_call and "".join(self._shown) != text:  # a call's argument, misread while streaming
+            self._retract_turn_text()
         if not self._turn_streamed:  # a provider that does not stream (offline planners)
             stream_text(text, self._on_text)
         self.events.flush_text()
@@ -265,12 +288,12 @@ class _AgentLoop:
             data: dict[str, Any] = {
                 "call_id": call.id,
                 "tool_name": call.name,
-                "tool_input": _clip_input(call.arguments),
+                "tool_input": clip_input(call.arguments),
                 "iteration": iteration,
                 "status": "running",
             }
             if index == 0 and reasoning.strip():
-                data["reasoning"] = _clip(reasoning.strip(), REASONING_CHARS)
+                data["reasoning"] = clip(reasoning.strip(), REASONING_CHARS)
             self.events.emit("tool_call", data)
 
         runnable = calls[: self.limits.max_calls_per_turn]
@@ -320,9 +343,9 @@ class _AgentLoop:
             self.usage += output.usage
         tool = self.tools.get(call.name)
         self.kinds[tool.kind if tool else ToolKind.OTHER] += 1
-        summary = _clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
+        summary = clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
         status = "error" if output.is_error else "complete"
-        tool_input = _clip_input(call.arguments)
+        tool_input = clip_input(call.arguments)
         self.records.append(
             {
                 "id": call.id,
@@ -346,7 +369,7 @@ class _AgentLoop:
                 "iteration": iteration,
             },
         )
-        content = json.dumps(payload, ensure_ascii=False, default=_json_value)
+        content = json.dumps(payload, ensure_ascii=False, default=json_value)
         return Message.tool_result(tool_call_id=call.id, content=content, is_error=output.is_error)
 
     def _phase(self, name: str) -> str:
@@ -386,7 +409,7 @@ class _AgentLoop:
             "calls": len(self.records),
             "tool_errors": sum(record["status"] == "error" for record in self.records),
             "llm_calls": self.llm_calls,
-            "tokens": {"input": self.usage.input_tokens, "output": self.usage.output_tokens},
+            "tokens": self.usage.as_metrics(),
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "passages": len(self.context.passages),
             "context_tokens": self.context.tokens_used,
@@ -409,22 +432,3 @@ def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext) -> tuple
     finally:
         # Pool threads end with their turn; a connection they opened would otherwise leak.
         connections.close_all()
-
-
-def _json_value(value: Any) -> str:
-    return value.isoformat() if isinstance(value, dt.date) else str(value)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _clip_input(value: Any) -> Any:
-    """Arguments as shown in events and stored on the run: long values cut, shape kept."""
-    if isinstance(value, str):
-        return _clip(value, INPUT_VALUE_CHARS)
-    if isinstance(value, Mapping):
-        return {str(key): _clip_input(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clip_input(item) for item in value[:20]]
-    return value

@@ -84,9 +84,16 @@ class Tool:
     run: Callable[[Any, ToolContext], ToolOutput]
     phase: str = "working"  # the `status` phase shown while it runs
     kind: ToolKind = ToolKind.OTHER
+    # A successful call of this tool is the answer: this string argument is its text (see ToolSpec).
+    answer_argument: str = ""
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            answer_argument=self.answer_argument,
+        )
 
 
 def pydantic_tool(
@@ -97,6 +104,7 @@ def pydantic_tool(
     run: Callable[[Any, ToolContext], ToolOutput],
     phase: str = "working",
     kind: ToolKind = ToolKind.OTHER,
+    answer_argument: str = "",
 ) -> Tool:
     def parse(arguments: Mapping[str, Any]) -> BaseModel:
         try:
@@ -117,6 +125,7 @@ def pydantic_tool(
         run=run,
         phase=phase,
         kind=kind,
+        answer_argument=answer_argument,
     )
 
 

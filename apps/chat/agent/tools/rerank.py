@@ -2,8 +2,13 @@
 
 With a model: one listwise prompt (every candidate cut short, a bounded number of them, a small
 answer budget) that asks for the numbers in order of relevance. Offline, or when the model fails
-or answers with no usable order: cosine similarity in the embedding model's space. Either way
-the result is the gathered passages' numbers, best first, so the model can read or cite the best.
+or answers with no usable order: the searches' own order, by the hybrid's rank-fused scores (they
+compare across searches, so the passages of several searches merge; ties keep the order found),
+then the passages read in full (no score) by cosine similarity to the question in the embedding
+model's space. Cosine as the order lost to the search order on both search-quality collections,
+and so did an RRF of the two, and cosine breaking score ties was noise (bench/rerank_quality.py):
+the hybrid already holds this embedding's view. Either way the result is the gathered passages'
+numbers, best first, so the model can read or cite the best.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ def rerank_documents(arguments: RerankInput, context: ToolContext) -> ToolOutput
     query = arguments.query or context.question
     order, method, usage = _model_order(query, candidates)
     if order is None:
-        order, method = _embedding_order(query, candidates), "embedding" + (f" ({method})" if method else "")
+        order, method = offline_order(query, candidates), "offline" + (f" ({method})" if method else "")
     by_n = {passage.n: passage for passage in candidates}
     ranked = [by_n[n] for n in order if n in by_n][: arguments.top_k]
     return ToolOutput(
@@ -122,12 +127,25 @@ def _model_order(query: str, candidates: Sequence[NumberedPassage]) -> tuple[lis
     return order, "model" if order else "model gave no order", response.usage
 
 
-def _embedding_order(query: str, candidates: Sequence[NumberedPassage]) -> list[int]:
+def offline_order(query: str, candidates: Sequence[NumberedPassage]) -> list[int]:
+    """By the search's score (a stable sort: ties keep the order found), then the unscored by cosine."""
+    scored = [passage for passage in candidates if passage.passage.score is not None]
+    unscored = [passage for passage in candidates if passage.passage.score is None]
+    by_score = sorted(scored, key=lambda passage: -(passage.passage.score or 0.0))
+    return [passage.n for passage in by_score] + (embedding_order(query, unscored) if unscored else [])
+
+
+def embedding_order(query: str, candidates: Sequence[NumberedPassage]) -> list[int]:
+    """By cosine similarity alone (what the offline rerank was; bench/rerank_quality.py compares)."""
+    cosines = _cosines(query, candidates)
+    return [candidates[index].n for index in sorted(range(len(candidates)), key=lambda index: -cosines[index])]
+
+
+def _cosines(query: str, candidates: Sequence[NumberedPassage]) -> list[float]:
     embedder = get_embedder()
     vectors = embedder.embed_documents([passage.text for passage in candidates])
-    scores = np.asarray(vectors) @ np.asarray(embedder.embed_query(query))
-    ranked = sorted(zip(scores.tolist(), [p.n for p in candidates], strict=True), key=lambda pair: -pair[0])
-    return [n for _, n in ranked]
+    scores: list[float] = (np.asarray(vectors) @ np.asarray(embedder.embed_query(query))).tolist()
+    return scores
 
 
 RERANK_TOOLS: tuple[Tool, ...] = (

@@ -294,6 +294,8 @@ async function ask(text) {
     },
     tool_result: (data) => view.steps.result(data),
     text_delta: (data) => view.delta(data.text),
+    // Text a turn streamed before calling tools, or a reply whose call failed: not the answer.
+    text_reset: () => view.reset(),
     message: (data) => {
       // The answer is the text message; the others (search results, moves, suggestions) get their own items.
       if (!data.type || data.type === "text") return view.finish(data);
