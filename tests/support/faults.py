@@ -222,7 +222,7 @@ class PrivatePostgres:
         with psycopg.connect(self.admin_url, autocommit=True) as connection:
             connection.execute("CHECKPOINT")  # all that came before is on disk
         postmaster = psutil.Process(int((self.pgdata / "postmaster.pid").read_text().split()[0]))
-        (writer,) = [child for child in postmaster.children() if "walwriter" in " ".join(child.cmdline())]
+        (writer,) = [child for child in postmaster.children() if "walwriter" in _command_line(child)]
         writer.suspend()
 
     def crash(self) -> None:
@@ -304,3 +304,11 @@ class SseListener:
 
     def wait_ended(self, timeout: float = 60) -> None:
         assert self.ended.wait(timeout), f"stream still open after {timeout}s; got {self.types()}"
+
+
+def _command_line(process: psutil.Process) -> str:
+    """A child that just exited (a zombie until the postmaster reaps it) has none."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
