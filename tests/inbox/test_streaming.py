@@ -20,15 +20,11 @@ def test_a_plain_text_reply_streams_with_the_found_files_as_cards(sample, sdk, w
     wire_stub.reply_text('{"intent": "query", "confidence": 0.92, "params": {"search_query": "W-2"}}')
     wire_stub.reply_tool_calls(StubToolCall(id="call_1", name="search_files", arguments={"query": "W-2 wages"}))
     wire_stub.reply_text(REPLY, first_chunk_delay=0.2, chunk_delay=0.02)  # about 0.9 s of writing
-    conversation = inbox_conversation_current(folder=sample.folder)
-    run = inbox_message_post(conversation=conversation, text="what does my W-2 say about wages?")
-    stamped: list = []
-
-    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    run, stamped = _ask(sample, "what does my W-2 say about wages?")
 
     assert run.status == "completed", run.error
     assert all(sent.body.get("stream") is True for sent in wire_stub.requests[1:])  # the agent's turns
-    deltas = [(at, event) for at, event in stamped if event.type == "text_delta"]
+    deltas = _deltas(stamped)
     assert deltas[0][0] - wire_stub.text_sent[0] < 0.1 and deltas[-1][0] - deltas[0][0] > 0.5
     assert "".join(event.data["text"] for _, event in deltas) == REPLY
     assert Message.objects.get(pk=run.answer_id).content["text"] == REPLY
@@ -38,6 +34,14 @@ def test_a_plain_text_reply_streams_with_the_found_files_as_cards(sample, sdk, w
 
 # Quotes, a newline and non-ASCII: escape sequences the argument fragments cut through.
 CARD_REPLY = " ".join(['Your 2024 W-2 lists "wages" of $84,500 [1] — it\u2019s the form in inbox/.\n'] * 4).strip()
+
+
+def _ask(sample, text: str) -> tuple:
+    """Posts ``text`` to the inbox and runs it here; the run and its events with their arrival times."""
+    run = inbox_message_post(conversation=inbox_conversation_current(folder=sample.folder), text=text)
+    stamped: list = []
+    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    return run, stamped
 
 
 def _deltas(stamped: list) -> list:
@@ -57,11 +61,7 @@ def test_a_reply_with_cards_streams_from_the_respond_to_user_arguments(sample, s
         first_chunk_delay=0.2,
         chunk_delay=0.01,  # about 0.5 s of writing
     )
-    conversation = inbox_conversation_current(folder=sample.folder)
-    run = inbox_message_post(conversation=conversation, text="show me my W-2 and what it says")
-    stamped: list = []
-
-    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    run, stamped = _ask(sample, "show me my W-2 and what it says")
 
     assert run.status == "completed", run.error
     assert len(wire_stub.requests) == 3  # router and two agent turns: the reply needs no further turn
@@ -88,11 +88,7 @@ def test_a_reply_whose_call_fails_is_retracted_and_the_next_turn_answers(sample,
         argument_chunk_chars=5,
     )
     wire_stub.reply_text("I could not find that file.")
-    conversation = inbox_conversation_current(folder=sample.folder)
-    run = inbox_message_post(conversation=conversation, text="show me nope.pdf")
-    stamped: list = []
-
-    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    run, stamped = _ask(sample, "show me nope.pdf")
 
     assert run.status == "completed", run.error
     events = [event for _, event in stamped]
@@ -118,11 +114,7 @@ def test_the_organize_agents_summary_streams_from_its_respond_to_user_call(sampl
         first_chunk_delay=0.1,
         chunk_delay=0.01,
     )
-    conversation = inbox_conversation_current(folder=sample.folder)
-    run = inbox_message_post(conversation=conversation, text="where should the lease renewal go?")
-    stamped: list = []
-
-    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    run, stamped = _ask(sample, "where should the lease renewal go?")
 
     assert run.status == "completed", run.error
     deltas = _deltas(stamped)
@@ -139,11 +131,7 @@ def test_text_written_before_the_reply_call_is_retracted_when_the_reply_starts(s
         text="Let me put that together.",
         argument_chunk_chars=4,
     )
-    conversation = inbox_conversation_current(folder=sample.folder)
-    run = inbox_message_post(conversation=conversation, text="where is my W-2?")
-    stamped: list = []
-
-    run = run_execute(run_id=run.pk, on_event=lambda event: stamped.append((time.monotonic(), event)))
+    run, stamped = _ask(sample, "where is my W-2?")
 
     assert run.status == "completed", run.error
     events = [event for _, event in stamped]
