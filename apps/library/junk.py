@@ -13,9 +13,10 @@ tools name their output freely (a 4 MB ``main.js`` is still a bundle).
 from __future__ import annotations
 
 import codecs
-import mimetypes
 import re
 from pathlib import PurePosixPath
+
+from apps.library.parsing import document_kind
 
 # Only the start of a file decides: a marker or a line profile shows in the first 256 kB.
 _SAMPLE_BYTES = 256 * 1024
@@ -150,7 +151,8 @@ def junk_by_name(*, path: str) -> str | None:
 
 def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     """Why the file is junk from what it contains; None when it looks like prose or real source code."""
-    kind = _kind(mime_type=mime_type, path=path)
+    # As the parsers see it: a vague type (a local file without a system mime.types) goes by the name.
+    kind = document_kind(mime_type=mime_type, name=PurePosixPath(path).name)
     if kind == "image/svg+xml" and b"<glyph" in data[:_SAMPLE_BYTES] and b"<font" in data[:_SAMPLE_BYTES]:
         return "font: SVG font file (glyphs, no text to search)"
     if not (kind.startswith("text/") or kind in _TEXTUAL_KINDS or kind.endswith(("+json", "+xml"))):
@@ -233,13 +235,6 @@ def _long_lines_reason(*, text: str, language: str) -> str | None:
         what = "data" if language in {"JSON", "data"} else "code"
         return f"generated {what}: minified {language} (average line {average:,.0f} characters)"
     return None
-
-
-def _kind(*, mime_type: str, path: str) -> str:
-    kind = mime_type.split(";", 1)[0].strip().lower()
-    if kind in {"", "application/octet-stream", "binary/octet-stream"}:
-        kind = (mimetypes.guess_type(path, strict=False)[0] or kind).lower()
-    return kind
 
 
 def _language(lower_path: str) -> str:
