@@ -12,7 +12,7 @@ from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
 from apps.library.models import File, FileStatus
-from apps.library.parsing import ParseError, UnsupportedDocument, document_kind, parse_document
+from apps.library.parsing import ParseError, UnsupportedDocument, document_kind, parse_document, read_as_text
 from apps.library.progress import FolderCounts
 from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
 
@@ -95,7 +95,6 @@ def too_big(size: int) -> str:
 
 # Extracted text per kind of file: more is skipped with the reason.
 _HTML = {"text/html", "application/xhtml+xml"}
-_TEXT = {"application/json", "application/javascript", "application/xml", "application/x-yaml", "application/toml"}
 
 
 def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
@@ -103,7 +102,8 @@ def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
     kind = document_kind(mime_type=mime_type, name=name)
     if kind in _HTML:
         return settings.INDEX_MAX_HTML_CHARS, "INDEX_MAX_HTML_CHARS"
-    if kind.startswith("text/") or kind in _TEXT:
+    # Text and code: whatever the dispatcher reads as plain text, and JSON.
+    if read_as_text(kind) or kind == "application/json":
         return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
     return settings.INDEX_MAX_DOCUMENT_CHARS, "INDEX_MAX_DOCUMENT_CHARS"
 

@@ -82,11 +82,13 @@ def test_text_over_its_kinds_cap_is_skipped_with_the_reason(root, folder, settin
     settings.INDEX_MAX_TEXT_CHARS = 10_000
     write(root, "log.txt", "a line of the log\n" * 1000)
     write(root, "page.html", "<p>" + "words " * 3000 + "</p>")  # html has its own, larger cap
+    write(root, "dump.sql", "select 1 from logs;\n" * 900)  # code (application/sql) is text too
     folder_index(folder_id=folder.pk, inline=True)
-    assert statuses(folder) == {"log.txt": "skipped", "page.html": "indexed"}
+    assert statuses(folder) == {"log.txt": "skipped", "page.html": "indexed", "dump.sql": "skipped"}
     assert error_of(folder, "log.txt") == (
         "too much text to index: 18,000 characters, more than the limit of 10,000 (INDEX_MAX_TEXT_CHARS)"
     )
+    assert error_of(folder, "dump.sql") == error_of(folder, "log.txt")
 
 
 # As in a worker: autocommit, no test transaction around the task for the signal to break.

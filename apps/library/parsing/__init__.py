@@ -24,7 +24,15 @@ from apps.library.parsing.tabular import parse_csv, parse_json, parse_tsv
 from apps.library.parsing.text import parse_markdown, parse_text
 from apps.library.parsing.webpage import parse_html_page
 
-__all__ = ["ParseError", "ParsedDocument", "Segment", "UnsupportedDocument", "document_kind", "parse_document"]
+__all__ = [
+    "ParseError",
+    "ParsedDocument",
+    "Segment",
+    "UnsupportedDocument",
+    "document_kind",
+    "parse_document",
+    "read_as_text",
+]
 
 Parser = Callable[[bytes, str], ParsedDocument]
 
@@ -92,10 +100,15 @@ def document_kind(*, mime_type: str, name: str) -> str:
     return kind
 
 
+def read_as_text(kind: str) -> bool:
+    """Whether a content type without a parser of its own is read as plain text."""
+    return kind.startswith("text/") or kind in _TEXTUAL
+
+
 def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
     kind = document_kind(mime_type=mime_type, name=name)
     parser = PARSERS.get(kind)
-    if parser is None and (kind.startswith("text/") or kind in _TEXTUAL):
+    if parser is None and read_as_text(kind):
         parser = parse_text
     if parser is None:
         raise UnsupportedDocument(f"unsupported file type {kind or 'unknown'}")
