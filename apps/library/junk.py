@@ -16,7 +16,7 @@ import codecs
 import re
 from pathlib import PurePosixPath
 
-from apps.library.parsing import document_kind
+from apps.library.parsing import document_kind, read_as_text
 
 # Only the start of a file decides: a marker or a line profile shows in the first 256 kB.
 _SAMPLE_BYTES = 256 * 1024
@@ -92,18 +92,12 @@ _BUNDLE_MARKERS = (
     "__toESM(",
 )
 _SOURCE_MAP_REFERENCE = re.compile(r"[#@] sourceMappingURL=\S+\s*(\*/)?\s*$")
-# Kinds that are text on disk, so a line profile or a binary check means something for them.
+# Kinds that are text on disk, so a line profile or a binary check means something for them:
+# besides what the parsers read as text (``read_as_text``), JSON, old JavaScript names, and files
+# whose type neither the source nor the name tells.
 _TEXTUAL_KINDS = {
     "application/json",
-    "application/javascript",
     "application/x-javascript",
-    "application/xml",
-    "application/x-yaml",
-    "application/yaml",
-    "application/toml",
-    "application/x-sh",
-    "application/x-python",
-    "application/sql",
     "",
     "application/octet-stream",
     "binary/octet-stream",
@@ -155,7 +149,7 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     kind = document_kind(mime_type=mime_type, name=PurePosixPath(path).name)
     if kind == "image/svg+xml" and b"<glyph" in data[:_SAMPLE_BYTES] and b"<font" in data[:_SAMPLE_BYTES]:
         return "font: SVG font file (glyphs, no text to search)"
-    if not (kind.startswith("text/") or kind in _TEXTUAL_KINDS or kind.endswith(("+json", "+xml"))):
+    if not (read_as_text(kind) or kind in _TEXTUAL_KINDS or kind.endswith(("+json", "+xml"))):
         return None  # pdf, docx, images...: their parsers decide
     sample = data[:_SAMPLE_BYTES]
     if not sample:
