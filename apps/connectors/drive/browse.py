@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.api import quote
+from apps.connectors.drive.api import DriveApi, quote
 from apps.connectors.drive.client import RetryPolicy, execute
 from apps.library.sources import SourceError
 
@@ -38,6 +38,7 @@ class FolderPage:
 class DriveBrowser:
     def __init__(self, service: Any, *, retry: RetryPolicy, page_size: int = 50) -> None:
         self._service = service
+        self._api = DriveApi(service, retry=retry, page_size=page_size)
         self._retry = retry
         self._page_size = page_size
 
@@ -79,23 +80,16 @@ class DriveBrowser:
 
     def folder(self, folder_id: str) -> DriveFolder:
         """One folder the user can read; SourceNotFoundError otherwise (absent or not shared)."""
-        item = self._get(folder_id)
+        item = self._api.get(folder_id, not_found="folder not found")
         if item.get("mimeType") != mimes.FOLDER:
             raise SourceError("This Drive item is not a folder; pick a folder.")
         return _folder(item)
-
-    def _get(self, folder_id: str) -> dict[str, Any]:
-        request = self._service.files().get(
-            fileId=folder_id, fields=f"{_FOLDER_FIELDS},mimeType", supportsAllDrives=True
-        )
-        result: dict[str, Any] = execute(request, retry=self._retry, not_found="folder not found")
-        return result
 
     def _trail(self, folder_id: str) -> list[DriveFolder]:
         trail: list[DriveFolder] = []
         current: str | None = folder_id
         while current and len(trail) < _MAX_DEPTH:
-            item = self._get(current)
+            item = self._api.get(current, not_found="folder not found")
             trail.append(_folder(item))
             parents = item.get("parents") or []
             current = parents[0] if parents else None
