@@ -52,16 +52,20 @@ test: services browser ocr
 test-external: services
 	$(BIN)/python -m pytest tests/deploy/test_external_services.py $(PYTEST_ARGS)
 
+# Debian packages installed once, as root or with sudo (the end of a recipe's shell line):
+# $(1) the packages, $(2) what needs them, said when neither is available.
+apt_install = install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(1)"; \
+	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
+	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
+	else echo "$(2): as root, run: $$install" >&2; exit 1; fi
+
 # --- browser tests (issue 9): Playwright drives Debian's chromium; it downloads no browser. ---
 CHROMIUM := /usr/bin/chromium
 BROWSER_PACKAGES := chromium fonts-dejavu-core
 
 browser:
 	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
-	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(BROWSER_PACKAGES)"; \
-	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
-	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
-	else echo "The browser tests need $(CHROMIUM): as root, run: $$install" >&2; exit 1; fi
+	$(call apt_install,$(BROWSER_PACKAGES),The browser tests need $(CHROMIUM))
 # --- end browser tests ---
 
 # --- OCR (issue 15): Debian's Tesseract reads images and scanned PDF pages while indexing. ---
@@ -72,10 +76,7 @@ ocr:
 	@have=$$(tesseract --list-langs 2>/dev/null || true); missing=0; \
 	for lang in osd $(subst +, ,$(OCR_LANGUAGES)); do echo "$$have" | grep -qx "$$lang" || missing=1; done; \
 	if [ $$missing = 0 ]; then exit 0; fi; \
-	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(TESSERACT_PACKAGES)"; \
-	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
-	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
-	else echo "OCR needs Tesseract: as root, run: $$install" >&2; exit 1; fi
+	$(call apt_install,$(TESSERACT_PACKAGES),OCR needs Tesseract)
 # --- end OCR ---
 
 # --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
@@ -83,10 +84,7 @@ BENCH_DOC_PACKAGES := python3-doc git-doc
 
 bench-docs:
 	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ]; then exit 0; fi; \
-	install="export DEBIAN_FRONTEND=noninteractive; apt-get update && apt-get install -y --no-install-recommends $(BENCH_DOC_PACKAGES)"; \
-	if [ "$$(id -u)" = 0 ]; then sh -c "$$install"; \
-	elif command -v sudo >/dev/null; then sudo sh -c "$$install"; \
-	else echo "bench/real_folder.py uses Debian's manuals: as root, run: $$install" >&2; exit 1; fi
+	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py uses Debian's manuals)
 # --- end real-folder bench ---
 
 lint: install

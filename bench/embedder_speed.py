@@ -17,9 +17,7 @@ stay within 0.005 of torch.
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
 import statistics
 import time
 from collections import defaultdict
@@ -27,63 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scratch import ROOT
+from ir_collections import COLLECTIONS, cranfield, ndcg_at_10
 
-# Beside the main checkout; a worktree under wt/ finds it one level further up.
-DATA = next((p for p in (ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data") if p.exists()), ROOT)
 QUESTION = (
     "What experimental results are available on the heat transfer to a blunt body in hypersonic flow "
     "and how do they compare with the theory for laminar boundary layers at high Mach numbers?"
 )
-
-
-def cranfield() -> tuple[dict[int, str], list[str], dict[int, dict[int, int]]]:
-    text = (DATA / "cranfield" / "cran.all.1400").read_text(encoding="latin-1")
-    documents = {}
-    for record in re.split(r"^\.I ", text, flags=re.MULTILINE)[1:]:
-        fields = dict(re.findall(r"^\.([TABW])\n(.*?)(?=^\.[TABW]\n|\Z)", record, flags=re.MULTILINE | re.DOTALL))
-        title, words = " ".join(fields.get("T", "").split()), " ".join(fields.get("W", "").split())
-        documents[int(record.split(None, 1)[0])] = f"{title}\n\n{words}" if title else words
-    queries_text = (DATA / "cranfield" / "cran.qry").read_text(encoding="latin-1")
-    queries = [" ".join(r.split("\n.W\n", 1)[1].split()) for r in re.split(r"^\.I ", queries_text, flags=re.M)[1:]]
-    judged: dict[int, dict[int, int]] = defaultdict(dict)
-    for line in (DATA / "cranfield" / "QRelsCorrectedforTRECeval").read_text().splitlines():
-        query, _, doc, gain = line.split()
-        if 1 <= int(gain) <= 4:
-            judged[int(query)][int(doc)] = int(gain)
-    return documents, queries, judged
-
-
-def _cacm_records(path: str) -> dict[int, dict[str, str]]:
-    text = (DATA / "cacm" / path).read_text(encoding="latin-1")
-    records = {}
-    for record in re.split(r"^\.I ", text, flags=re.MULTILINE)[1:]:
-        number, _, body = record.partition("\n")
-        fields = re.findall(r"^\.([A-Z])\n(.*?)(?=^\.[A-Z]\n|\Z)", body, flags=re.MULTILINE | re.DOTALL)
-        records[int(number)] = {key: " ".join(value.split()) for key, value in fields}
-    return records
-
-
-def cacm() -> tuple[dict[int, str], list[str], dict[int, dict[int, int]]]:
-    documents = {
-        number: "\n\n".join(part for part in (f.get("T", ""), f.get("A", ""), f.get("W", "")) if part)
-        for number, f in _cacm_records("cacm.all").items()
-    }
-    requests = _cacm_records("query.text")
-    # Query n at index n - 1, as cranfield() lists them.
-    queries = [requests.get(number, {}).get("W", "") for number in range(1, max(requests) + 1)]
-    judged: dict[int, dict[int, int]] = defaultdict(dict)
-    for line in (DATA / "cacm" / "qrels.text").read_text().splitlines():
-        query, doc, *_ = line.split()
-        judged[int(query)][int(doc)] = 1
-    return documents, queries, judged
-
-
-def ndcg_at_10(ranked: list[int], gains: dict[int, int]) -> float:
-    dcg = sum((2 ** gains.get(doc, 0) - 1) / math.log2(i + 2) for i, doc in enumerate(ranked[:10]))
-    ideal = sorted(gains.values(), reverse=True)[:10]
-    idcg = sum((2**gain - 1) / math.log2(i + 2) for i, gain in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
 
 
 def chunks_of(documents: dict[int, str]) -> tuple[list[str], list[int]]:
@@ -138,9 +85,9 @@ def query_latency(embed_query: Callable[[str], np.ndarray], label: str, *, runs:
 
 
 def quality(embedders: dict[str, Callable[[list[str]], np.ndarray]], collections: list[str]) -> None:
-    loaders = {"cranfield": cranfield, "cacm": cacm}
     for collection in collections:
-        documents, queries, judged = loaders[collection]()
+        loaded = COLLECTIONS[collection]()
+        documents, queries, judged = loaded.documents, loaded.queries, loaded.judged
         texts, owners = chunks_of(documents)
         print(f"\n{collection}: {len(documents)} documents, {len(texts)} chunks, {len(judged)} judged queries")
         owner_ids = np.asarray(owners)
@@ -152,10 +99,10 @@ def quality(embedders: dict[str, Callable[[list[str]], np.ndarray]], collections
             elapsed = time.perf_counter() - started
             print(f"  {name:<6} {len(texts) / elapsed:7.1f} chunks/s  {elapsed:6.0f} s   ({load()})")
         cosines(chunk_vectors)
-        numbers = [number for number in range(1, len(queries) + 1) if judged.get(number)]
+        numbers = loaded.scored_queries()
         scores = {}
         for name, embed in embedders.items():
-            query_vectors = embed([queries[number - 1] for number in numbers])
+            query_vectors = embed([queries[number] for number in numbers])
             ndcgs = []
             for row, number in enumerate(numbers):
                 similarity = chunk_vectors[name] @ query_vectors[row]
@@ -206,8 +153,7 @@ def main() -> None:
 
 
 def speed(onnx: Any, torch: Any, embedders: dict[str, Callable[[list[str]], np.ndarray]], *, count: int) -> None:
-    documents, _, _ = cranfield()
-    texts = chunks_of(documents)[0][:count]
+    texts = chunks_of(cranfield().documents)[0][:count]
     tokens = statistics.mean(len(t.ids) for t in onnx.tokenizer.encode_batch(texts))
     print(f"\n{len(texts)} Cranfield chunks, {tokens:.0f} word pieces on average:")
     cosines(alternate(embedders, texts))

@@ -14,10 +14,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 BENCHMARKS = [
     "ingest_pipeline",
     "ingest_local_model",
+    "embedder_speed",
     "backfill",
     "commit_durability",
     "search_quality",
     "rerank_quality",
+    "search_latency",
     "search_keywords",
     "search_speed",
     "search_halfvec",

@@ -121,7 +121,7 @@ def indexed_folder(collection: Collection, chunk_tokens: int, embedder: CachedEm
     print(
         f"  folder {folder.pk}: {chunks} chunks ({chunks / len(collection.documents):.2f} per document), "
         f"lexeme statistics refreshed in {(time.perf_counter() - started) * 1000:.0f} ms "
-        f"(avg length {stats.average_length:.1f})"
+        f"(avg length {stats.average_length:.1f} lexemes)"
     )
     return folder.pk
 

@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
@@ -147,16 +148,16 @@ def _check_data_directory() -> None:
         )
 
 
-def update_vector_extension(server_uri: str) -> list[str]:
-    """``ALTER EXTENSION vector UPDATE`` in each database whose pgvector is older than the
-    server's; the names of the databases updated."""
+def update_vector_extension(server: Any) -> list[str]:
+    """``ALTER EXTENSION vector UPDATE`` in each database of ``server`` (the package's
+    ``PostgresServer``) whose pgvector is older than the server's; the names of the databases updated."""
     import psycopg
 
     databases = []
-    with psycopg.connect(server_uri, autocommit=True) as conn:
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         rows = conn.execute("SELECT datname FROM pg_database WHERE datallowconn").fetchall()
     for (name,) in rows:
-        with psycopg.connect(server_uri.replace("/postgres?", f"/{name}?", 1), autocommit=True) as conn:
+        with psycopg.connect(server.get_uri(name), autocommit=True) as conn:
             row = conn.execute(
                 "SELECT installed_version, default_version FROM pg_available_extensions WHERE name = 'vector'"
             ).fetchone()
@@ -190,7 +191,7 @@ def start_postgres() -> str:
     # pgvector ships with the package; the template gets it too so test databases have it.
     _run(uri, SQL("CREATE EXTENSION IF NOT EXISTS vector"))
     _run(server.get_uri("template1"), SQL("CREATE EXTENSION IF NOT EXISTS vector"))
-    for name in update_vector_extension(admin_uri):
+    for name in update_vector_extension(server):
         print(f"pgvector updated in database {name}", file=sys.stderr)
     return str(uri)
 

@@ -91,14 +91,17 @@ class KeywordPlan:
     method: KeywordMethod
     # Table-wide postings per matching row of the folder (0: the budget does not apply).
     posting_scale: float = 0.0
-    # Whether the rarest lexemes' document frequencies must stay within a budget of rows: a scan
-    # reads the whole (small) folder anyway, so every lexeme of the question selects candidates.
-    row_budget: bool = True
+
+    @property
+    def row_budget(self) -> bool:
+        """Whether the rarest lexemes' document frequencies must stay within a budget of rows: a
+        scan reads the whole (small) folder anyway, so every lexeme of the question selects candidates."""
+        return self.method is not KeywordMethod.SCAN
 
 
 def keyword_plan(*, folder_rows: int, table_rows: int) -> KeywordPlan:
     if folder_rows <= KEYWORD_SCAN_MAX_ROWS:
-        return KeywordPlan(KeywordMethod.SCAN, row_budget=False)
+        return KeywordPlan(KeywordMethod.SCAN)
     scale = max(table_rows, folder_rows) / folder_rows
     method = KeywordMethod.INDEX_FILTER if 1 / scale >= KEYWORD_FILTER_MIN_SHARE else KeywordMethod.INDEX
     return KeywordPlan(method, posting_scale=scale)

@@ -88,7 +88,7 @@ def chunk_search(
         posting_scale=keyword_plan.posting_scale,
         rrf_k=rrf_k,
         weights=weights,
-        keyword_rows=None if not keyword_plan.row_budget else max(KEYWORD_CANDIDATE_CAP, 10 * question.depth),
+        row_budget=keyword_plan.row_budget,
     )
     rows = _run(chunk_statement(shape), params, plan=plan)
     return [
@@ -132,7 +132,7 @@ def file_search(
         posting_scale=0.0,
         rrf_k=rrf_k,
         weights=weights,
-        keyword_rows=max(KEYWORD_CANDIDATE_CAP, 10 * question.depth),
+        row_budget=True,
     )
     rows = _run(file_statement(question.shape()), params, plan=planning.VectorPlan(VectorMethod.EXACT))
     return [
@@ -232,11 +232,12 @@ def _params(
     posting_scale: float,
     rrf_k: int | None,
     weights: tuple[float, float],
-    keyword_rows: int | None,
+    row_budget: bool,
 ) -> dict[str, Any]:
-    """``keyword_rows``: the rows budget of the lexemes that select keyword candidates, and their
-    cap; None: every lexeme selects candidates, as many as a scanned folder has rows."""
+    """``row_budget``: the lexemes that select keyword candidates stay within a budget of rows,
+    which also caps the candidates; without it every lexeme selects, as many as a scanned folder has rows."""
     depth = question.depth
+    keyword_rows = max(KEYWORD_CANDIDATE_CAP, 10 * depth)
     fusion = question.keyword and question.embedding is not None
     return {
         "folder_id": folder_id,
@@ -249,8 +250,8 @@ def _params(
         "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
         "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
-        "keyword_cap": keyword_rows if keyword_rows is not None else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
-        "term_budget": keyword_rows,
+        "keyword_cap": keyword_rows if row_budget else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
+        "term_budget": keyword_rows if row_budget else None,
         "posting_scale": posting_scale,
         "posting_budget": planning.KEYWORD_POSTING_BUDGET,
         "bm25_k1": BM25_K1,

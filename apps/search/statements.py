@@ -149,23 +149,30 @@ keyword_candidates AS MATERIALIZED (
     LIMIT %(keyword_cap)s
 ),"""
 
-# BM25 (k1, b) of each row of {rows} (id, file_id, search_vector, length) for the lexemes of
-# {terms} (lexeme, idf, ...): {sums} adds up _BM25_TERM per row. Term frequencies are the
+# BM25 (k1, b) of each row of {rows} (id, file_id, search_vector, length) for the question's lexemes
+# (weighted_terms), each counted as often as the question holds it (qtf). Term frequencies are the
 # positions of those lexemes, cut out of each tsvector by marking them weight A and keeping only A.
 _BM25 = r"""
-    SELECT r.id, r.file_id, {sums}
+    SELECT r.id, r.file_id, sum(w.qtf * {term}) AS score
     FROM {rows} r
     CROSS JOIN LATERAL (
         SELECT u.lexeme, cardinality(u.positions)::float8 AS tf
-        FROM unnest(ts_filter(setweight(r.search_vector, 'A', (SELECT array_agg(lexeme) FROM {terms})), '{{a}}')) AS u
+        FROM unnest(ts_filter(
+            setweight(r.search_vector, 'A', (SELECT array_agg(lexeme) FROM weighted_terms)), '{{a}}'
+        )) AS u
     ) t
-    JOIN {terms} w ON w.lexeme = t.lexeme
+    JOIN weighted_terms w ON w.lexeme = t.lexeme
     CROSS JOIN (SELECT coalesce(avgdl, (SELECT avg(length) FROM {rows}), 1) AS avgdl FROM corpus) a
     GROUP BY r.id, r.file_id"""
 _BM25_TERM = (
     "w.idf * t.tf * (%(bm25_k1)s::float8 + 1)"
     " / (t.tf + %(bm25_k1)s::float8 * (1 - %(bm25_b)s::float8 + %(bm25_b)s::float8 * r.length / a.avgdl))"
 )
+
+
+def _bm25(rows: str) -> str:
+    return _BM25.format(rows=rows, term=_BM25_TERM)
+
 
 _KEYWORD_RANKED = """
 keyword_scored AS ({scored}
@@ -329,16 +336,13 @@ def chunk_statement(shape: StatementShape) -> str:
     if shape.keyword:
         ctes.append(TERMS.format(prefix="") + ",")
         ctes.append(_keyword_candidates(shape))
-        sums = f"sum(w.qtf * {_BM25_TERM}) AS score"
-        scored = _BM25.format(rows="keyword_candidates", terms="weighted_terms", sums=sums)
-        ctes.append(_KEYWORD_RANKED.format(scored=scored) + ",")
+        ctes.append(_KEYWORD_RANKED.format(scored=_bm25("keyword_candidates")) + ",")
     else:
         ctes.append(_NO_KEYWORD + ",")
     ctes.append(_vector_ctes(shape) + ",")
     ctes.append(_LEGS)
     if shape.vector and shape.keyword:
-        scored = _BM25.format(rows="candidates", terms="weighted_terms", sums=f"sum(w.qtf * {_BM25_TERM}) AS score")
-        ctes.append(_FEEDBACK.format(scored=scored, length=_LENGTH))
+        ctes.append(_FEEDBACK.format(scored=_bm25("candidates"), length=_LENGTH))
     else:
         ctes.append(_FUSED)
     return "WITH" + "".join(ctes) + _CHUNK_SELECT

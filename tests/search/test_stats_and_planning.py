@@ -80,20 +80,21 @@ def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
 
 
 @pytest.mark.parametrize(
-    ("folder_rows", "table_rows", "expected"),
+    ("folder_rows", "table_rows", "expected", "row_budget"),
     [
-        (100, 1_000_000, (KeywordMethod.SCAN, 0.0)),
-        (planning.KEYWORD_SCAN_MAX_ROWS, 1_000_000, (KeywordMethod.SCAN, 0.0)),
-        (50_000, 1_000_000, (KeywordMethod.INDEX, 20.0)),
-        (200_000, 1_000_000, (KeywordMethod.INDEX_FILTER, 5.0)),
-        (50_000, -1, (KeywordMethod.INDEX_FILTER, 1.0)),
+        (100, 1_000_000, (KeywordMethod.SCAN, 0.0), False),
+        (planning.KEYWORD_SCAN_MAX_ROWS, 1_000_000, (KeywordMethod.SCAN, 0.0), False),
+        (50_000, 1_000_000, (KeywordMethod.INDEX, 20.0), True),
+        (200_000, 1_000_000, (KeywordMethod.INDEX_FILTER, 5.0), True),
+        (50_000, -1, (KeywordMethod.INDEX_FILTER, 1.0), True),
     ],
 )
-def test_keyword_plan(folder_rows, table_rows, expected):
+def test_keyword_plan(folder_rows, table_rows, expected, row_budget):
     plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
     assert (plan.method, plan.posting_scale) == expected
     # A scanned folder lets every lexeme select candidates; the GIN paths keep the row budget.
     assert plan.row_budget is (plan.method is not KeywordMethod.SCAN)
+    assert plan.row_budget is row_budget
 
 
 def test_version_parsing():
