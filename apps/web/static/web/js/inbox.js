@@ -3,7 +3,7 @@
 // the chat page. New suggestions and moves arrive live from the folders' event streams.
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
-import { clone, field, h } from "./dom.js";
+import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
 import { closeOnLeave, followFolder } from "./folder-stream.js";
 import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
@@ -16,7 +16,7 @@ const form = document.getElementById("inbox-composer");
 const folderSelect = document.getElementById("inbox-folder");
 const messageBox = document.getElementById("inbox-message");
 const send = document.getElementById("inbox-send");
-const runStatus = document.getElementById("inbox-run-status");
+const setRunStatus = statusSetter(document.getElementById("inbox-run-status"));
 const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
 const streams = [];
 const undone = new Set(); // moves already undone: their messages offer no Undo
@@ -257,12 +257,6 @@ function setTime(element, iso) {
 
 // --- talking to the assistant ------------------------------------------------------------------
 
-function setRunStatus(text, { working = false, failed = false } = {}) {
-  runStatus.textContent = text;
-  runStatus.classList.toggle("working", working);
-  runStatus.classList.toggle("failed", failed);
-}
-
 async function ask(text) {
   send.disabled = true;
   setRunStatus("Sending…", { working: true });
@@ -331,12 +325,7 @@ form.addEventListener("submit", async (event) => {
   messageBox.focus();
 });
 
-messageBox.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    form.requestSubmit();
-  }
-});
+sendOnEnter(messageBox, form);
 
 closeOnLeave(() => streams);
 load();
