@@ -10,6 +10,7 @@ import { AnswerView, questionItem } from "./message-view.js";
 import { followRun } from "./run-stream.js";
 
 const MAX_STREAMS = 4; // browsers open at most six connections per server over HTTP/1.1
+const SUGGESTION_BATCH_MS = 100;
 const feed = document.getElementById("inbox-feed");
 const status = document.getElementById("inbox-status");
 const form = document.getElementById("inbox-composer");
@@ -94,17 +95,31 @@ function follow(folderId) {
   });
 }
 
-async function addSuggestion(id) {
-  if (shown.suggestions.has(id)) return;
-  let suggestion;
+// Events name a suggestion only: the ids of a burst (an organize run, or the log replayed when a
+// stream opens) are looked up together, in one read of the pending list.
+const wanted = new Set();
+let lookup = null;
+
+function addSuggestion(id) {
+  if (!id || shown.suggestions.has(id)) return;
+  wanted.add(id);
+  lookup ??= setTimeout(showWanted, SUGGESTION_BATCH_MS);
+}
+
+async function showWanted() {
+  const ids = [...wanted];
+  wanted.clear();
+  lookup = null;
+  let pending;
   try {
-    suggestion = await api(`/api/inbox/suggestions?status=pending&limit=100`).then((data) =>
-      results(data).find((item) => item.id === id),
-    );
+    pending = new Map(results(await api("/api/inbox/suggestions?status=pending&limit=100")).map((item) => [item.id, item]));
   } catch {
-    return; // the next load shows it
+    return; // the next load shows them
   }
-  if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+  for (const id of ids) {
+    const suggestion = pending.get(id);
+    if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+  }
 }
 
 function appendLive(node) {
@@ -296,7 +311,7 @@ async function ask(text) {
       if (data.type === "suggestion") return addSuggestion(data.content?.suggestionId ?? data.content?.suggestion_id);
       if (!shown.messages.has(data.id) && data.type !== "search_result") appendLive(messageItem(data));
     },
-    suggestion: (data) => data.suggestion_id && addSuggestion(data.suggestion_id),
+    suggestion: (data) => addSuggestion(data.suggestion_id),
     done: () => {
       view.streaming(false);
       if (!view.text && !view.item.querySelector(".step")) view.item.remove();
