@@ -27,16 +27,12 @@ export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {
     for (const type of TYPES) {
       source.addEventListener(type, (event) => {
         after = event.lastEventId || after; // a stream opened again later resumes here
-        handlers[type]?.(JSON.parse(event.data), event.lastEventId);
+        handlers[type]?.(JSON.parse(event.data));
       });
     }
-    source.addEventListener("open", () => {
-      stopPolling();
-      handlers.live?.(true);
-    });
+    source.addEventListener("open", stopPolling);
     source.addEventListener("error", (event) => {
       if (closed) return;
-      handlers.live?.(false);
       startPolling();
       if (event instanceof MessageEvent || source.readyState === EventSource.CLOSED) {
         // The server's own `error` event (the event bus is down), or a refusal: the browser will
