@@ -4,6 +4,9 @@
 
 const TYPES = ["indexing", "scan", "file", "sync", "folder_error", "suggestion", "file_moved"];
 const FALLBACK_POLL_MS = 3000;
+// Browsers open at most six connections per server over HTTP/1.1: a page follows this many
+// folders at most, leaving room for its API calls and a run's stream.
+export const MAX_FOLDER_STREAMS = 4;
 
 // `after`: the `events_after` of the folder state the page just read; only newer events apply.
 export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {

@@ -4,12 +4,11 @@
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
-import { closeOnLeave, followFolder } from "./folder-stream.js";
+import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { followRun } from "./run-stream.js";
 
-const MAX_STREAMS = 4; // browsers open at most six connections per server over HTTP/1.1
 const SUGGESTION_BATCH_MS = 100;
 const feed = document.getElementById("inbox-feed");
 const status = document.getElementById("inbox-status");
@@ -67,7 +66,7 @@ async function load() {
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
   feed.replaceChildren(...entries.map((entry) => entry.node));
   showEmptyState(conversations.available || suggestions.available);
-  for (const folder of folders.slice(0, MAX_STREAMS)) streams.push(follow(folder.id));
+  for (const folder of folders.slice(0, MAX_FOLDER_STREAMS)) streams.push(follow(folder.id));
 }
 
 function showEmptyState(available) {
