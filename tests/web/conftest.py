@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -121,11 +122,8 @@ def drive_worker(drive_env: dict[str, str], transactional_db) -> Iterator[None]:
 
 @pytest.fixture
 def drive_page(browser: Browser, drive_server: RunningServer) -> Iterator[Page]:
-    context = browser.new_context(base_url=drive_server.url, viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    with new_page(browser, drive_server, height=900) as page:
+        yield page
 
 
 @pytest.fixture(scope="module")
@@ -148,12 +146,20 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser, web_server: RunningServer) -> Iterator[Page]:
-    context = browser.new_context(base_url=web_server.url, viewport={"width": 1280, "height": 860})
+    with new_page(browser, web_server, height=860) as page:
+        yield page
+
+
+@contextmanager
+def new_page(browser: Browser, server: RunningServer, *, height: int) -> Iterator[Page]:
+    """A page in a fresh context (no cookies) on the server; actions and expectations wait up to 15 s."""
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": height})
     context.set_default_timeout(15_000)
     expect.set_options(timeout=15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:

@@ -1,6 +1,6 @@
 // The chat page: conversations of one folder, asking, and following each answer as it streams.
 import { api, results } from "./api.js";
-import { h } from "./dom.js";
+import { h, sendOnEnter, statusSetter } from "./dom.js";
 import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { followRun } from "./run-stream.js";
@@ -14,7 +14,7 @@ const form = document.getElementById("composer");
 const question = document.getElementById("question");
 const agentMode = document.getElementById("agent-mode");
 const send = document.getElementById("send");
-const runStatus = document.getElementById("run-status");
+const setStatus = statusSetter(document.getElementById("run-status"));
 const conversationList = document.getElementById("conversation-list");
 
 const PHASES = {
@@ -37,12 +37,6 @@ const activeRun = {
 
 let conversationId = Number(new URLSearchParams(window.location.search).get("c")) || null;
 let busy = false;
-
-function setStatus(text, { working = false, failed = false } = {}) {
-  runStatus.textContent = text;
-  runStatus.classList.toggle("working", working);
-  runStatus.classList.toggle("failed", failed);
-}
 
 function append(item) {
   const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
@@ -201,12 +195,7 @@ form.addEventListener("submit", async (event) => {
   question.focus();
 });
 
-question.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    form.requestSubmit();
-  }
-});
+sendOnEnter(question, form);
 
 // A reload keeps ?c= (set as soon as a question is accepted), which is how an answer in progress
 // is found again; a page without it starts a new conversation.

@@ -20,3 +20,22 @@ export function h(tag, props = {}, ...children) {
   element.append(...children.filter((child) => child !== null && child !== undefined));
   return element;
 }
+
+// A run's status line (chat and inbox): its text, and classes saying whether work goes on or failed.
+export function statusSetter(element) {
+  return (text, { working = false, failed = false } = {}) => {
+    element.textContent = text;
+    element.classList.toggle("working", working);
+    element.classList.toggle("failed", failed);
+  };
+}
+
+// Enter sends the message box's form; Shift+Enter, or Enter while an IME composes, is a new line.
+export function sendOnEnter(box, form) {
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+}

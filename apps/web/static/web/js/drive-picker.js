@@ -4,6 +4,8 @@
 import { ApiError, api } from "./api.js";
 import { h } from "./dom.js";
 
+const ROOT = { parent: "", drive: "", q: "" }; // My Drive's top level
+
 export function setUpDrivePanel({ onAdded, errorBox }) {
   const status = document.getElementById("drive-status");
   const connect = document.getElementById("drive-connect");
@@ -15,7 +17,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
   const more = document.getElementById("drive-more");
   const pickCurrent = document.getElementById("drive-pick-current");
   let shown = false;
-  let place = { parent: "", drive: "", q: "" };
+  let place = ROOT;
   let nextPage = null;
   let current = null; // the folder being shown (the last breadcrumb), or null at My Drive's root
 
@@ -50,7 +52,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     status.textContent =
       state.access === "service_account" ? "Google Drive is reachable through the server's service account." : "";
     picker.hidden = false;
-    browse({ parent: "", drive: "", q: "" });
+    browse(ROOT);
   }
 
   async function browse(next, { append = false } = {}) {
@@ -94,7 +96,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
       ...items.map((crumb, index) => {
         const last = index === items.length - 1;
         if (last || crumb.id === null) return h("li", {}, h("span", { "aria-current": "location" }, crumb.name));
-        const target = index === 0 && !crumb.drive_id ? { parent: "", drive: "", q: "" } : { parent: crumb.id, drive: crumb.drive_id ?? "", q: "" };
+        const target = index === 0 && !crumb.drive_id ? ROOT : { parent: crumb.id, drive: crumb.drive_id ?? "", q: "" };
         return h("li", {}, h("button", { type: "button", class: "link-button", onclick: () => browse(target) }, crumb.name));
       }),
     );
@@ -105,41 +107,40 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     }
   }
 
-  function folderRow(folder) {
+  // A row that opens a place in the picker (a folder or a shared drive), then any buttons of its own.
+  function placeRow({ label, glyph, name, target }, ...actions) {
     return h(
       "li",
       { class: "picker-row" },
       h(
         "button",
-        {
-          type: "button",
-          class: "link-button folder-open",
-          "aria-label": `Open ${folder.name}`,
-          onclick: () => browse({ parent: folder.id, drive: folder.drive_id ?? "", q: "" }),
-        },
-        h("span", { class: "folder-glyph", "aria-hidden": "true" }),
-        folder.name,
+        { type: "button", class: "link-button folder-open", "aria-label": label, onclick: () => browse(target) },
+        h("span", { class: glyph, "aria-hidden": "true" }),
+        name,
       ),
+      ...actions,
+    );
+  }
+
+  function folderRow(folder) {
+    return placeRow(
+      {
+        label: `Open ${folder.name}`,
+        glyph: "folder-glyph",
+        name: folder.name,
+        target: { parent: folder.id, drive: folder.drive_id ?? "", q: "" },
+      },
       h("button", { type: "button", class: "button small", "aria-label": `Add ${folder.name}`, onclick: () => pick(folder) }, "Add"),
     );
   }
 
   function driveRow(drive) {
-    return h(
-      "li",
-      { class: "picker-row" },
-      h(
-        "button",
-        {
-          type: "button",
-          class: "link-button folder-open",
-          "aria-label": `Open shared drive ${drive.name}`,
-          onclick: () => browse({ parent: drive.id, drive: drive.id, q: "" }),
-        },
-        h("span", { class: "drive-glyph", "aria-hidden": "true" }),
-        drive.name,
-      ),
-    );
+    return placeRow({
+      label: `Open shared drive ${drive.name}`,
+      glyph: "drive-glyph",
+      name: drive.name,
+      target: { parent: drive.id, drive: drive.id, q: "" },
+    });
   }
 
   async function pick(folder) {
@@ -158,10 +159,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     }
   }
 
-  const runSearch = () => {
-    const q = search.value.trim();
-    browse(q ? { parent: "", drive: "", q } : { parent: "", drive: "", q: "" });
-  };
+  const runSearch = () => browse({ ...ROOT, q: search.value.trim() }); // an empty search is My Drive's root
   document.getElementById("drive-search-go").addEventListener("click", runSearch);
   search.addEventListener("keydown", (event) => {
     if (event.key === "Enter") {

@@ -23,8 +23,12 @@ function showFolder(folder) {
   progress.max = Math.max(folder.files_total, 1);
   progress.value = folder.files_total ? done : 0;
   counts.textContent = progressText(folder);
-  state.textContent = statusLabel(folder.status);
-  state.dataset.status = folder.status;
+  showState(folder.status);
+}
+
+function showState(status) {
+  state.textContent = statusLabel(status);
+  state.dataset.status = status;
 }
 
 function showFile(file) {
@@ -117,11 +121,9 @@ async function load() {
   }
 }
 
-let folder = null;
+// An event with counts carries all of them and the folder's status (FolderCounts.as_event).
 const counted = (data) => {
-  if (data.files_total === undefined) return;
-  folder = { ...(folder ?? {}), ...data, status: data.folder_status ?? folder?.status };
-  showFolder(folder);
+  if (data.files_total !== undefined) showFolder({ ...data, status: data.folder_status });
 };
 
 const after = await load();
@@ -129,8 +131,7 @@ const stream = followFolder(
   folderId,
   {
     indexing: (data) => {
-      state.textContent = statusLabel("indexing");
-      state.dataset.status = "indexing";
+      showState("indexing");
       counted(data);
     },
     scan: counted,
@@ -142,8 +143,7 @@ const stream = followFolder(
       }
     },
     folder_error: (data) => {
-      state.textContent = statusLabel(data.folder_status);
-      state.dataset.status = data.folder_status;
+      showState(data.folder_status);
       problemStatus.textContent = data.error;
     },
   },

@@ -4,6 +4,9 @@
 
 const TYPES = ["indexing", "scan", "file", "sync", "folder_error", "suggestion", "file_moved"];
 const FALLBACK_POLL_MS = 3000;
+// Browsers open at most six connections per server over HTTP/1.1: a page follows this many
+// folders at most, leaving room for its API calls and a run's stream.
+export const MAX_FOLDER_STREAMS = 4;
 
 // `after`: the `events_after` of the folder state the page just read; only newer events apply.
 export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {
@@ -27,16 +30,12 @@ export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {
     for (const type of TYPES) {
       source.addEventListener(type, (event) => {
         after = event.lastEventId || after; // a stream opened again later resumes here
-        handlers[type]?.(JSON.parse(event.data), event.lastEventId);
+        handlers[type]?.(JSON.parse(event.data));
       });
     }
-    source.addEventListener("open", () => {
-      stopPolling();
-      handlers.live?.(true);
-    });
+    source.addEventListener("open", stopPolling);
     source.addEventListener("error", (event) => {
       if (closed) return;
-      handlers.live?.(false);
       startPolling();
       if (event instanceof MessageEvent || source.readyState === EventSource.CLOSED) {
         // The server's own `error` event (the event bus is down), or a refusal: the browser will

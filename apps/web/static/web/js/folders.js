@@ -4,11 +4,9 @@
 import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
 import { setUpDrivePanel } from "./drive-picker.js";
-import { closeOnLeave, followFolder } from "./folder-stream.js";
+import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { progressText, statusLabel, syncSummary, timeAgo } from "./format.js";
 
-// Browsers open at most six connections per server over HTTP/1.1: a few streams, busy folders first.
-const MAX_STREAMS = 4;
 const SYNC_WAIT_MS = 120000;
 const BUSY = new Set(["pending", "indexing", "syncing"]);
 
@@ -48,14 +46,14 @@ async function refreshOne(folderId) {
   }
 }
 
-// Streams for the busy folders first, then the newest, up to MAX_STREAMS.
+// Streams for the busy folders first, then the newest, up to MAX_FOLDER_STREAMS.
 function follow() {
   const entries = [...cards.values()];
   const wanted = [
     ...entries.filter((entry) => BUSY.has(entry.folder.status) || syncing.has(entry.folder.id)),
     ...entries,
   ];
-  const chosen = new Set([...new Set(wanted)].slice(0, MAX_STREAMS));
+  const chosen = new Set([...new Set(wanted)].slice(0, MAX_FOLDER_STREAMS));
   for (const entry of entries) {
     if (chosen.has(entry) && !entry.stream) openStream(entry);
     if (!chosen.has(entry) && entry.stream && !BUSY.has(entry.folder.status)) {

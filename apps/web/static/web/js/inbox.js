@@ -3,20 +3,20 @@
 // the chat page. New suggestions and moves arrive live from the folders' event streams.
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
-import { clone, field, h } from "./dom.js";
-import { closeOnLeave, followFolder } from "./folder-stream.js";
+import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
+import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { followRun } from "./run-stream.js";
 
-const MAX_STREAMS = 4; // browsers open at most six connections per server over HTTP/1.1
+const SUGGESTION_BATCH_MS = 100;
 const feed = document.getElementById("inbox-feed");
 const status = document.getElementById("inbox-status");
 const form = document.getElementById("inbox-composer");
 const folderSelect = document.getElementById("inbox-folder");
 const messageBox = document.getElementById("inbox-message");
 const send = document.getElementById("inbox-send");
-const runStatus = document.getElementById("inbox-run-status");
+const setRunStatus = statusSetter(document.getElementById("inbox-run-status"));
 const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
 const streams = [];
 const undone = new Set(); // moves already undone: their messages offer no Undo
@@ -66,7 +66,7 @@ async function load() {
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
   feed.replaceChildren(...entries.map((entry) => entry.node));
   showEmptyState(conversations.available || suggestions.available);
-  for (const folder of folders.slice(0, MAX_STREAMS)) streams.push(follow(folder.id));
+  for (const folder of folders.slice(0, MAX_FOLDER_STREAMS)) streams.push(follow(folder.id));
 }
 
 function showEmptyState(available) {
@@ -94,17 +94,31 @@ function follow(folderId) {
   });
 }
 
-async function addSuggestion(id) {
-  if (shown.suggestions.has(id)) return;
-  let suggestion;
+// Events name a suggestion only: the ids of a burst (an organize run, or the log replayed when a
+// stream opens) are looked up together, in one read of the pending list.
+const wanted = new Set();
+let lookup = null;
+
+function addSuggestion(id) {
+  if (!id || shown.suggestions.has(id)) return;
+  wanted.add(id);
+  lookup ??= setTimeout(showWanted, SUGGESTION_BATCH_MS);
+}
+
+async function showWanted() {
+  const ids = [...wanted];
+  wanted.clear();
+  lookup = null;
+  let pending;
   try {
-    suggestion = await api(`/api/inbox/suggestions?status=pending&limit=100`).then((data) =>
-      results(data).find((item) => item.id === id),
-    );
+    pending = new Map(results(await api("/api/inbox/suggestions?status=pending&limit=100")).map((item) => [item.id, item]));
   } catch {
-    return; // the next load shows it
+    return; // the next load shows them
   }
-  if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+  for (const id of ids) {
+    const suggestion = pending.get(id);
+    if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+  }
 }
 
 function appendLive(node) {
@@ -257,12 +271,6 @@ function setTime(element, iso) {
 
 // --- talking to the assistant ------------------------------------------------------------------
 
-function setRunStatus(text, { working = false, failed = false } = {}) {
-  runStatus.textContent = text;
-  runStatus.classList.toggle("working", working);
-  runStatus.classList.toggle("failed", failed);
-}
-
 async function ask(text) {
   send.disabled = true;
   setRunStatus("Sending…", { working: true });
@@ -302,7 +310,7 @@ async function ask(text) {
       if (data.type === "suggestion") return addSuggestion(data.content?.suggestionId ?? data.content?.suggestion_id);
       if (!shown.messages.has(data.id) && data.type !== "search_result") appendLive(messageItem(data));
     },
-    suggestion: (data) => data.suggestion_id && addSuggestion(data.suggestion_id),
+    suggestion: (data) => addSuggestion(data.suggestion_id),
     done: () => {
       view.streaming(false);
       if (!view.text && !view.item.querySelector(".step")) view.item.remove();
@@ -331,12 +339,7 @@ form.addEventListener("submit", async (event) => {
   messageBox.focus();
 });
 
-messageBox.addEventListener("keydown", (event) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    form.requestSubmit();
-  }
-});
+sendOnEnter(messageBox, form);
 
 closeOnLeave(() => streams);
 load();
