@@ -135,26 +135,15 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
     runner = RUNNERS.get(run.mode)
     try:
         result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
-    except LLMError as exc:
-        logger.warning("run %s: model failed: %r", run.pk, exc)
-        run_fail(
-            run=run,
-            events=events,
-            message=_llm_error_message(exc),
-            detail=repr(exc),
-            progress=progress_of(exc),
-            total_ms=_ms_since(started),
-        )
     except Exception as exc:
-        logger.exception("run %s failed", run.pk)
-        run_fail(
-            run=run,
-            events=events,
-            message="Something went wrong while answering.",
-            detail=repr(exc),
-            progress=progress_of(exc),
-            total_ms=_ms_since(started),
-        )
+        if isinstance(exc, LLMError):
+            logger.warning("run %s: model failed: %r", run.pk, exc)
+            message = _llm_error_message(exc)
+        else:
+            logger.exception("run %s failed", run.pk)
+            message = "Something went wrong while answering."
+        progress, total_ms = progress_of(exc), _ms_since(started)
+        run_fail(run=run, events=events, message=message, detail=repr(exc), progress=progress, total_ms=total_ms)
     else:
         run_complete(run=run, events=events, result=result, total_ms=_ms_since(started))
     return run

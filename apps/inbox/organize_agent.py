@@ -37,8 +37,7 @@ from apps.inbox.state import InboxRunState, respond_tool
 from apps.library.models import File, Folder
 from apps.library.selectors import file_with_folder_get
 from apps.llm.base import LLMProvider
-from apps.llm.extractive import ExtractiveProvider
-from apps.llm.factory import get_llm
+from apps.llm.factory import get_model
 from apps.organize.decisions import suggestion_respond
 from apps.organize.guideline import GUIDELINE_PATH, guideline_read
 from apps.organize.models import OrganizationSuggestion
@@ -308,7 +307,7 @@ def organize_task(*, message: str, paths: Sequence[str], target: str | None, inb
 
 def organize_agent_available() -> bool:
     """Whether a real model is configured: without one, the offline policy decides directly."""
-    return not isinstance(get_llm("agent"), ExtractiveProvider)
+    return get_model("agent") is not None
 
 
 def organize_file_with_agent(*, file_id: int) -> SuggestOutcome | None:
@@ -353,10 +352,7 @@ def organize_file_with_agent(*, file_id: int) -> SuggestOutcome | None:
 
 
 def _agent_llm(*, paths: Sequence[str], target: str | None) -> LLMProvider:
-    llm = get_llm("agent")
-    if isinstance(llm, ExtractiveProvider):
-        return OfflineOrganizePlanner(paths=paths[:MAX_FILES_PER_RUN], target=target)
-    return llm
+    return get_model("agent") or OfflineOrganizePlanner(paths=paths[:MAX_FILES_PER_RUN], target=target)
 
 
 def _file(folder_id: int, reference: FileRefInput) -> File | None:

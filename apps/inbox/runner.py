@@ -46,9 +46,8 @@ from apps.inbox.selectors import inbox_files, last_shown_file_ids, pending_sugge
 from apps.inbox.state import HandoffEndsLoop, InboxRunState
 from apps.library.models import Folder
 from apps.library.selectors import folder_file_get_by_path, folder_files_get, folder_files_get_by_path
-from apps.llm.extractive import ExtractiveProvider
 from apps.llm.extractive_router import Intent, classify_intent
-from apps.llm.factory import get_llm
+from apps.llm.factory import get_model
 from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationSuggestion
 from apps.organize.paths import folder_path_clean, in_inbox
@@ -209,9 +208,7 @@ def _chat(turn: Turn) -> RunResult:
 
 def _query(turn: Turn) -> RunResult:
     state = turn.state()
-    llm = get_llm("agent")
-    if isinstance(llm, ExtractiveProvider):
-        llm = OfflineQueryPlanner(search_query=turn.route.params.get("search_query") or turn.text)
+    llm = get_model("agent") or OfflineQueryPlanner(search_query=turn.route.params.get("search_query") or turn.text)
     try:
         outcome = agent_loop_run(
             question=turn.text,

@@ -47,6 +47,13 @@ def get_llm(role: str) -> LLMProvider:
     return build_provider(provider_config(role=role, settings=django_settings))
 
 
+def get_model(role: str) -> LLMProvider | None:
+    """The role's provider when it is a model; None offline (the extractive provider), where a
+    caller that needs a model's own words takes its offline way instead."""
+    llm = get_llm(role)
+    return None if isinstance(llm, ExtractiveProvider) else llm
+
+
 def provider_config(*, role: str, settings: Any) -> ProviderConfig:
     if role not in ROLES:
         raise ValueError(f"unknown LLM role {role!r}; expected one of {ROLES}")

@@ -126,10 +126,10 @@ def move_undo(*, move_id: int, owner_id: int) -> FileMove:
             raise NotFoundError("Move not found.")
         if move.undone_at is not None:
             raise ConflictError("This move was already undone.")
-        file_relocate(file_id=move.file_id, expected_path=move.to_path, new_path=move.from_path)
+        file, _ = file_relocate(file_id=move.file_id, expected_path=move.to_path, new_path=move.from_path)
         move.undone_at = timezone.now()
         move.save(update_fields=["undone_at", "updated_at"])
-        _announce_move(move=move, undone=True)
+        _announce_move(move=move, folder_id=file.folder_id, undone=True)
         suggestion = move.suggestion
         if suggestion is not None:
             _decision_record(
@@ -152,13 +152,12 @@ def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool,
         automatic=automatic,
     )
     suggestion_decide(suggestion=suggestion, status=SuggestionStatus.ACCEPTED, now=now)
-    _announce_move(move=move, undone=False)
+    _announce_move(move=move, folder_id=file.folder_id, undone=False)
     return move
 
 
-def _announce_move(*, move: FileMove, undone: bool) -> None:
-    """A `file_moved` event on the file's folder stream, once the move is committed."""
-    folder_id = move.file.folder_id
+def _announce_move(*, move: FileMove, folder_id: int, undone: bool) -> None:
+    """A `file_moved` event on the file's folder stream (`folder_id`), once the move is committed."""
     data = {
         "folder_id": folder_id,
         "move_id": move.pk,

@@ -69,3 +69,12 @@ def secret_file(other_user) -> File:
     return add_dated_file(
         folder=folder, path="deals/merger.txt", modified=dt.date(2025, 1, 1), chunks=[(SECRET_TEXT, {})]
     )
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def sdk(request, settings, wire_stub) -> str:
+    """The real openai / anthropic SDK, pointed at the wire stub (`wire_stub`, tests/conftest.py)."""
+    for name, value in wire_stub.settings_for(request.param).items():
+        setattr(settings, name, value)
+    settings.LLM_MAX_RETRIES = 0
+    return request.param

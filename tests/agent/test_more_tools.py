@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from dataclasses import replace
 
 import pytest
+from PIL import Image
 
 from apps.chat.agent.context import NumberedPassage, Passage
 from apps.chat.agent.registry import ToolContext
@@ -22,6 +21,7 @@ from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.types import LLMRequest, ToolCall
 from tests.support.agent_runs import ask, tool_results
+from tests.support.images import png, receipt_image
 from tests.support.llm_wire_stub import OPENAI_PATH
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -172,32 +172,31 @@ def test_summary_offline_is_the_digest_and_other_folders_files_are_not_found(lib
 # -- describe_image ----------------------------------------------------------------------------------
 
 
-def tiny_png() -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
-    pixels = zlib.compress(b"\x00" + b"\xff\x00\x00" * 2 + b"\x00" + b"\x00\x00\xff" * 2)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+PICTURE = png(Image.new("RGB", (2, 2), "red"))  # a picture with no text in it
+RECEIPT_SCAN = png(receipt_image())  # text that OCR reads: "TOTAL EUR 27.20"
 
 
-@pytest.fixture
-def receipt(library, settings, tmp_path) -> File:
+def image_file(library, settings, tmp_path, name: str, data: bytes) -> File:
     """A real PNG on disk in the library's (local) folder."""
     settings.LOCAL_FOLDER_ROOTS = [str(tmp_path)]
     library.folder.external_id = str(tmp_path)
     library.folder.save(update_fields=["external_id"])
-    (tmp_path / "receipts").mkdir()
-    (tmp_path / "receipts" / "lunch.png").write_bytes(tiny_png())
+    (tmp_path / "receipts").mkdir(exist_ok=True)
+    (tmp_path / "receipts" / name).write_bytes(data)
     return File.objects.create(
         folder=library.folder,
-        external_id="receipts/lunch.png",
-        path="receipts/lunch.png",
-        name="lunch.png",
+        external_id=f"receipts/{name}",
+        path=f"receipts/{name}",
+        name=name,
         mime_type="image/png",
-        size=len(tiny_png()),
+        size=len(data),
         status="skipped",
     )
+
+
+@pytest.fixture
+def receipt(library, settings, tmp_path) -> File:
+    return image_file(library, settings, tmp_path, "lunch.png", PICTURE)
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
@@ -212,7 +211,7 @@ def test_describe_image_sends_the_bytes_to_a_vision_model(library, receipt, sett
     assert not output.is_error, output.data
     assert output.data["description"] == "A lunch receipt: total 14.20 euros." and output.data["method"] == "vision"
     (sent,) = wire_stub.requests
-    encoded = base64.b64encode(tiny_png()).decode()
+    encoded = base64.b64encode(PICTURE).decode()
     content = sent.body["messages"][-1]["content"]
     if sent.path == OPENAI_PATH:
         assert content[0]["image_url"]["url"] == f"data:image/png;base64,{encoded}"
@@ -221,16 +220,27 @@ def test_describe_image_sends_the_bytes_to_a_vision_model(library, receipt, sett
     assert "What was the total?" in json.dumps(content)
 
 
-def test_describe_image_without_vision_returns_the_ocr_text_or_says_why_not(library, receipt, settings, scripted):
+def test_describe_image_without_vision_returns_the_ocr_text(library, settings, tmp_path, scripted):
+    settings.LLM_VISION = False
+    scan = image_file(library, settings, tmp_path, "market.png", RECEIPT_SCAN)
+
+    output = run_tool(library, "describe_image", {"doc_id": scan.pk})
+
+    assert scripted.requests == []  # the image never went to a model
+    assert not output.is_error, output.data
+    assert output.data["method"] == "ocr" and "TOTAL EUR 27.20" in output.data["text"]
+    assert output.data["note"] == "no vision model is configured"
+
+
+def test_describe_image_without_vision_says_why_not_when_ocr_finds_no_text(library, receipt, settings, scripted):
     settings.LLM_VISION = False
 
     output = run_tool(library, "describe_image", {"doc_id": receipt.pk})
 
     assert scripted.requests == []  # the image never went to a model
-    if output.is_error:  # no OCR in the library yet: a reason a person understands
-        assert output.data["error"].startswith("receipts/lunch.png cannot be described: no vision model is configured")
-    else:
-        assert output.data["method"] == "ocr"
+    assert output.is_error  # a reason a person understands
+    assert output.data["error"].startswith("receipts/lunch.png cannot be described: no vision model is configured")
+    assert "no text found in the image" in output.data["error"]
 
 
 def test_describe_image_refuses_documents(library):

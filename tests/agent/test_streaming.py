@@ -26,14 +26,6 @@ QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 SLOW_ANSWER = " ".join(["Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1]."] * 5)  # 55 words
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def sdk(request, settings, wire_stub):
-    for name, value in wire_stub.settings_for(request.param).items():
-        setattr(settings, name, value)
-    settings.LLM_MAX_RETRIES = 0
-    return request.param
-
-
 def timed_ask(folder, text):
     """`ask`, with the monotonic time each event was published."""
     stamped: list[tuple[float, Event]] = []

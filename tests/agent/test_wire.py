@@ -18,14 +18,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def sdk(request, settings, wire_stub):
-    for name, value in wire_stub.settings_for(request.param).items():
-        setattr(settings, name, value)
-    settings.LLM_MAX_RETRIES = 0
-    return request.param
-
-
 def n_of(library, query: str, needle: str) -> int:
     """The number the loop gives a passage when `query` is the run's first search that finds it."""
     hits = chunk_search(folder_id=library.folder.pk, query=query, k=8)

@@ -14,6 +14,7 @@ from apps.llm.factory import (
     ProviderConfig,
     build_provider,
     get_llm,
+    get_model,
     provider_config,
     use_provider_for_tests,
 )
@@ -107,6 +108,15 @@ def test_override_applies_to_every_role_and_is_restored():
         with use_provider_for_tests(ScriptedProvider()):
             pass
         assert get_llm("agent") is everywhere  # the nested override put the outer one back
+
+
+def test_get_model_is_the_provider_unless_it_is_the_offline_one():
+    model = ScriptedProvider()
+    with use_provider_for_tests(ExtractiveProvider()):
+        assert get_model("answer") is None
+        with use_provider_for_tests(model, role="router"):
+            assert get_model("router") is model
+            assert get_model("agent") is None
 
 
 @pytest.mark.skipif(not settings.configured, reason="needs Django settings (pytest-django)")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from apps.core.events import folder_channel
 from apps.library.models import File
 from apps.library.sync import folder_sync
+from apps.organize import decisions
 from apps.organize.models import FileMove, OrganizationDecision, OrganizationSuggestion
 from apps.organize.services import file_suggest
 
@@ -173,6 +175,23 @@ def test_undo_puts_the_file_back_once(auth_client, sample, w2_suggestion):
     assert file_suggest(file_id=before[0], on_demand=True).suggestion.target_folder != "taxes/"
     listed = auth_client.get("/api/inbox/moves", {"folder_id": sample.folder.pk}).json()["results"]
     assert [(item["id"], item["from_path"], item["to_path"]) for item in listed] == [(move_id, W2, "taxes/W2_2024.pdf")]
+
+
+def test_a_move_and_its_undo_are_announced_on_the_folder_stream(
+    auth_client, sample, w2_suggestion, monkeypatch, django_capture_on_commit_callbacks
+):
+    published: list[dict] = []
+    monkeypatch.setattr(decisions, "publish_event", lambda **event: published.append(event))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        move_id = respond(auth_client, w2_suggestion, action="accept").json()["move"]["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        auth_client.post(f"/api/inbox/moves/{move_id}/undo")
+
+    assert {event["channel"] for event in published} == {folder_channel(sample.folder.pk)}
+    moves = [(e["type"], e["data"]["from_path"], e["data"]["to_path"], e["data"]["undone"]) for e in published]
+    assert moves == [("file_moved", W2, "taxes/W2_2024.pdf", False), ("file_moved", "taxes/W2_2024.pdf", W2, True)]
+    assert all(e["data"]["folder_id"] == sample.folder.pk and e["data"]["move_id"] == move_id for e in published)
 
 
 def test_undo_conflicts_when_the_old_place_is_taken_or_the_file_moved_again(auth_client, sample, w2_suggestion):

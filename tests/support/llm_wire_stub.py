@@ -97,7 +97,6 @@ class LLMWireStub:
         self.billed: list[dict[str, int]] = []  # the usage reported for each Anthropic reply, with count_tokens
         self.requests: list[RecordedRequest] = []
         self.text_sent: list[float] = []  # monotonic times at which text chunks were written
-        self.arguments_sent: list[float] = []  # ... tool-call argument fragments
         self.streams_ended: list[float] = []  # ... the last event of each stream
         self._steps: deque[StubStep] = deque()
         self._lock = threading.Lock()
@@ -274,8 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
 def _paced(events: Iterator[str], reply: StubReply, stub: LLMWireStub) -> Iterator[str]:
     """The events with the reply's generation delays: the opening event at once, like a server
     that sends its headers and first frame before the model's first token. Records when each
-    text chunk and argument fragment went out, and when the stream ended (`time.monotonic()`),
-    to measure how long they take to reach a client."""
+    text chunk went out, and when the stream ended (`time.monotonic()`), to measure how long
+    they take to reach a client."""
     for index, event in enumerate(events):
         if index == 1:
             time.sleep(reply.first_chunk_delay)
@@ -284,14 +283,11 @@ def _paced(events: Iterator[str], reply: StubReply, stub: LLMWireStub) -> Iterat
         yield event
         if _TEXT_EVENT.search(event):
             stub.text_sent.append(time.monotonic())
-        elif _ARGUMENTS_EVENT.search(event):
-            stub.arguments_sent.append(time.monotonic())
     stub.streams_ended.append(time.monotonic())
 
 
 # An OpenAI chunk with non-empty content, or an Anthropic text delta.
 _TEXT_EVENT = re.compile(r'"content": "[^"]|"type": "text_delta"')
-_ARGUMENTS_EVENT = re.compile(r'"arguments": "[^"]|"partial_json": "[^"]')
 
 
 def _error_type(status: int) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from apps.chat.prompts import SNIPPET_CHARS
+from apps.chat.prompts import NumberedSource
 from apps.chat.types import Citation
 from apps.llm.sources import describe_location, extract_citations
 
@@ -62,16 +62,20 @@ class NumberedPassage:
     def location(self) -> str:
         return describe_location(self.passage.location)
 
-    def citation(self) -> Citation:
-        return Citation(
+    def source(self) -> NumberedSource:
+        """As standard mode numbers a search hit (what a fallback answers from)."""
+        return NumberedSource(
             n=self.n,
             file_id=self.passage.file_id,
+            chunk_id=self.passage.chunk_id,
             file_name=self.passage.file_name,
             path=self.passage.path,
             location=self.location,
-            chunk_id=self.passage.chunk_id,
-            snippet=self.text[:SNIPPET_CHARS],
+            text=self.text,
         )
+
+    def citation(self) -> Citation:
+        return self.source().citation()
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,7 @@ class _AgentLoop:
         specs = self.tools.specs()
         while self.iterations < self.limits.max_iterations:
             self.iterations += 1
-            response = self._complete(messages=messages, tools=specs, system=self.system_prompt, stream=True)
+            response = self._complete(messages=messages, tools=specs, system=self.system_prompt)
             if not response.tool_calls:
                 if not response.text.strip():
                     self._retract_turn_text()
@@ -178,9 +178,8 @@ class _AgentLoop:
         return tool.answer_argument if tool else ""
 
     # -- model calls -------------------------------------------------------------------------------
-    def _complete(
-        self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str, stream: bool = False
-    ) -> LLMResponse:
+    def _complete(self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str) -> LLMResponse:
+        """One model turn, streamed: its text reaches the events through `_on_text` as it is written."""
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()
@@ -192,7 +191,7 @@ class _AgentLoop:
             messages=list(messages),
             tools=tools,
             system=system,
-            on_text=self._on_text if stream else None,
+            on_text=self._on_text,
         )
         pool.shutdown(wait=False)
         self.llm_calls += 1
@@ -265,7 +264,7 @@ class _AgentLoop:
             question=self.question, sources=self.context.passages, trace=self.context.trace_text(), stopped=stopped
         )
         messages[-1] = Message.user(prompt)
-        response = self._complete(messages=messages, tools=None, system=self.final_system_prompt, stream=True)
+        response = self._complete(messages=messages, tools=None, system=self.final_system_prompt)
         text = response.text
         if not text.strip():
             raise self._fallback("the model gave no final answer")
@@ -384,12 +383,7 @@ class _AgentLoop:
         return self._fallback(f"total timeout of {limit:g} s reached")
 
     def _fallback(self, reason: str) -> AgentFallbackError:
-        return AgentFallbackError(
-            reason,
-            progress=self._progress(finish=None),
-            passages=self.context.passages,
-            trace=self.context.trace_text(),
-        )
+        return AgentFallbackError(reason, progress=self._progress(finish=None), passages=self.context.passages)
 
     def _outcome(self, text: str, finish: Finish) -> AgentOutcome:
         return AgentOutcome(

@@ -59,14 +59,11 @@ class AgentOutcome:
 
 
 class AgentFallbackError(Exception):
-    def __init__(
-        self, reason: str, *, progress: AgentProgress, passages: Sequence[NumberedPassage] = (), trace: str = ""
-    ) -> None:
+    def __init__(self, reason: str, *, progress: AgentProgress, passages: Sequence[NumberedPassage] = ()) -> None:
         super().__init__(reason)
         self.reason = reason
         self.progress = progress
         self.passages = tuple(passages)  # what the loop gathered, each chunk once, in number order
-        self.trace = trace
 
 
 def progress_attach(error: BaseException, progress: AgentProgress) -> None:

@@ -18,7 +18,6 @@ from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message
-from apps.chat.prompts import NumberedSource
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
@@ -84,18 +83,7 @@ def standard_fallback(
     loop did and spent; `metrics` go with it."""
     logger.warning("run %s: agent fell back to standard mode: %s", run.pk, error.reason)
     events.status("fallback", reason=error.reason, gathered=len(error.passages))
-    gathered = [
-        NumberedSource(
-            n=passage.n,
-            file_id=passage.passage.file_id,
-            chunk_id=passage.passage.chunk_id,
-            file_name=passage.file_name,
-            path=passage.path,
-            location=passage.location,
-            text=passage.text,
-        )
-        for passage in error.passages
-    ]
+    gathered = [passage.source() for passage in error.passages]
     progress = error.progress
     try:
         result = chat_run_standard(run=run, events=events, gathered=gathered)

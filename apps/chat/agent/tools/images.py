@@ -24,8 +24,7 @@ from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.selectors import folder_file_get
 from apps.library.sources import SourceError, source_entry_of, source_for
 from apps.llm.base import LLMError
-from apps.llm.extractive import ExtractiveProvider
-from apps.llm.factory import get_llm
+from apps.llm.factory import get_model
 from apps.llm.types import ImagePart, Message, Role
 
 DESCRIBE_MAX_TOKENS = 500
@@ -59,8 +58,8 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
     except SourceError as exc:
         return ToolOutput.error(f"{file.path} could not be read: {exc}")
     mime_type = (mime_type or file.mime_type).split(";", 1)[0].strip().lower()
-    llm = get_llm("answer")
-    if settings.LLM_VISION and mime_type in VISION_TYPES and not isinstance(llm, ExtractiveProvider):
+    llm = get_model("answer")
+    if settings.LLM_VISION and mime_type in VISION_TYPES and llm is not None:
         question = arguments.question or context.question
         try:
             response = llm.complete(

@@ -25,8 +25,7 @@ from apps.chat.agent.context import NumberedPassage
 from apps.chat.agent.registry import Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
 from apps.embeddings.providers import get_embedder
 from apps.llm.base import LLMError
-from apps.llm.extractive import ExtractiveProvider
-from apps.llm.factory import get_llm
+from apps.llm.factory import get_model
 from apps.llm.types import Message, Usage
 
 MAX_CANDIDATES = 30
@@ -110,8 +109,8 @@ def parse_ranking(text: str, *, known: Sequence[int]) -> list[int] | None:
 
 
 def _model_order(query: str, candidates: Sequence[NumberedPassage]) -> tuple[list[int] | None, str, Usage | None]:
-    llm = get_llm("router")
-    if isinstance(llm, ExtractiveProvider):
+    llm = get_model("router")
+    if llm is None:
         return None, "", None
     try:
         response = llm.complete(

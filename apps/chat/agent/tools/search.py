@@ -13,8 +13,8 @@ from apps.chat.agent.registry import DATA_NOTICE, Tool, ToolContext, ToolInput, 
 from apps.chat.agent.tools.files import file_summary
 from apps.library.selectors import folder_files_modified_between
 from apps.llm.base import LLMError
-from apps.llm.extractive import ExtractiveProvider, rewrite_query_offline
-from apps.llm.factory import get_llm
+from apps.llm.extractive import rewrite_query_offline
+from apps.llm.factory import get_model
 from apps.llm.types import Message
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchFilters, SearchHit, SearchMode
@@ -74,8 +74,8 @@ def rewrite_query(arguments: RewriteQueryInput, context: ToolContext) -> ToolOut
     """With no model configured (the extractive provider), the offline rewrite keeps the content
     words; when the model fails, the same, so a rewrite never costs the run."""
     offline = rewrite_query_offline(original_query=arguments.original_query, feedback=arguments.feedback)
-    llm = get_llm("router")
-    if isinstance(llm, ExtractiveProvider):
+    llm = get_model("router")
+    if llm is None:
         return _rewritten(arguments, offline, method="offline")
     try:
         response = llm.complete(

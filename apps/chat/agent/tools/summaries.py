@@ -17,8 +17,7 @@ from apps.chat.agent.registry import (
 from apps.chat.summaries import document_summary_get
 from apps.library.selectors import folder_file_get
 from apps.llm.base import LLMError
-from apps.llm.extractive import ExtractiveProvider
-from apps.llm.factory import get_llm
+from apps.llm.factory import get_model
 
 
 class DocumentSummaryInput(ToolInput):
@@ -29,9 +28,8 @@ def get_document_summary(arguments: DocumentSummaryInput, context: ToolContext) 
     file = folder_file_get(folder_id=context.folder_id, file_id=arguments.doc_id)
     if file is None:
         return ToolOutput.error(NOT_FOUND)
-    llm = get_llm("answer")
     try:
-        summary = document_summary_get(file=file, llm=None if isinstance(llm, ExtractiveProvider) else llm)
+        summary = document_summary_get(file=file, llm=get_model("answer"))
     except LLMError as exc:
         summary = document_summary_get(file=file, llm=None)
         method = f"digest (model failed: {exc})"
