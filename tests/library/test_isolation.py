@@ -16,7 +16,10 @@ from tests.support.files import write
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
 from workers.queues import ALL_QUEUES
 
-BIG_TEXT_CHARS = 1_900_000  # under INDEX_MAX_TEXT_CHARS; chunking it takes about two seconds
+BIG_TEXT_CHARS = 1_900_000  # under INDEX_MAX_TEXT_CHARS; about 37 budget checks while chunking
+# Chunking that much takes about 0.2 s here, as long as the soft limits and budgets below: each of
+# its budget checks waits this long first, so those limits land in the middle of the slow file.
+CHUNKING_PAUSE_SECONDS = 0.05
 
 
 def big_prose() -> str:
@@ -39,6 +42,21 @@ def error_of(folder, path):
     return File.objects.get(folder=folder, path=path).error
 
 
+@pytest.fixture
+def slow_chunking(monkeypatch):
+    """Chunking a long text takes seconds, as on a busy worker, not the fraction of a second that
+    races the limits below (the slow file could finish just as its limit fired)."""
+    from apps.library import chunking
+
+    check = chunking.budget_check
+
+    def paused_check(stage):
+        time.sleep(CHUNKING_PAUSE_SECONDS)
+        check(stage)
+
+    monkeypatch.setattr(chunking, "budget_check", paused_check)
+
+
 @contextmanager
 def soft_time_limit_after(seconds):
     """What Celery's prefork pool does at a task's soft time limit: a signal raises in the task."""
@@ -56,7 +74,7 @@ def soft_time_limit_after(seconds):
 
 
 @pytest.mark.django_db
-def test_a_file_over_its_time_budget_fails_alone_with_the_reason(root, folder, settings):
+def test_a_file_over_its_time_budget_fails_alone_with_the_reason(root, folder, settings, slow_chunking):
     settings.INDEX_FILE_TIME_BUDGET_SECONDS = 0.5
     neighbours(root)
     folder_index(folder_id=folder.pk)
@@ -94,7 +112,7 @@ def test_text_over_its_kinds_cap_is_skipped_with_the_reason(root, folder, settin
 # As in a worker: autocommit, no test transaction around the task for the signal to break.
 @pytest.mark.django_db(transaction=True)
 def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
-    root, folder, settings, monkeypatch, django_capture_on_commit_callbacks
+    root, folder, settings, monkeypatch, django_capture_on_commit_callbacks, slow_chunking
 ):
     write(root, "a-manual.md", big_prose())  # first in the group, and slow
     write(root, "b-invoice.txt", "Invoice INV-4411 is due in thirty days.")
@@ -127,7 +145,7 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
 
 # As in a worker: autocommit, no test transaction around the task for the signal to break.
 @pytest.mark.django_db(transaction=True)
-def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch):
+def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch, slow_chunking):
     write(root, "manual.md", big_prose())
     folder_index(folder_id=folder.pk)
     file = File.objects.get(folder=folder)
@@ -195,7 +213,7 @@ def test_through_real_workers_only_the_slow_file_of_a_group_fails(root, folder, 
 
 @pytest.mark.django_db
 def test_the_last_unfinished_file_of_a_group_is_requeued_not_failed(
-    root, folder, monkeypatch, django_capture_on_commit_callbacks
+    root, folder, monkeypatch, django_capture_on_commit_callbacks, slow_chunking
 ):
     write(root, "a-font.woff", samples.font())  # skipped at once: done before the time runs out
     write(root, "b-manual.md", big_prose())
