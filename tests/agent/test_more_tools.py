@@ -15,7 +15,7 @@ from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.agent.tools.rerank import RERANK_MAX_TOKENS, parse_ranking
 from apps.chat.models import DocumentSummary
-from apps.library.models import File
+from apps.library.models import Chunk, File
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import text_response, tool_call_response
@@ -246,3 +246,20 @@ def test_describe_image_without_vision_says_why_not_when_ocr_finds_no_text(libra
 def test_describe_image_refuses_documents(library):
     output = run_tool(library, "describe_image", {"doc_id": library.file("W2_2024.pdf").pk})
     assert output.is_error and "use read_document" in output.data["error"]
+
+
+def test_describe_image_without_vision_answers_from_the_indexed_text_without_reading_the_picture(
+    library, settings, tmp_path, scripted
+):
+    settings.LLM_VISION = False
+    scan = image_file(library, settings, tmp_path, "market.png", RECEIPT_SCAN)
+    Chunk.objects.create(
+        file=scan, folder=library.folder, chunk_index=0, text="MARKET HALL\nTOTAL EUR 27.20", location={}
+    )
+    (tmp_path / scan.path).unlink()  # read from the source, the picture would now fail
+
+    output = run_tool(library, "describe_image", {"doc_id": scan.pk})
+
+    assert not output.is_error, output.data
+    assert output.data["method"] == "ocr" and output.data["text"] == "MARKET HALL\nTOTAL EUR 27.20"
+    assert output.data["note"] == "no vision model is configured"

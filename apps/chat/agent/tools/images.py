@@ -1,7 +1,8 @@
 """`describe_image`: what an image in the folder shows.
 
 With a vision model (`LLM_VISION`) the image's bytes go to the model with the question; without
-one, the image's text as the library's parser reads it (OCR), or a clear result saying it cannot.
+one, the image's text (OCR): as indexed, or read from the file when it has no indexed text, or
+a clear result saying it cannot.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from apps.chat.agent.registry import (
 )
 from apps.library.models import File
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
-from apps.library.selectors import folder_file_get
+from apps.library.selectors import file_chunk_texts, folder_file_get
 from apps.library.sources import SourceError, source_entry_of, source_for
 from apps.llm.base import LLMError
 from apps.llm.factory import get_model
@@ -53,16 +54,23 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
         return ToolOutput.error(f"{file.path} is {file.mime_type or 'not an image'}: use read_document for it")
     if file.size and file.size > settings.DESCRIBE_IMAGE_MAX_BYTES:
         return ToolOutput.error(f"{file.path} is too large to describe ({file.size} bytes)")
+    vision_model = get_model("answer") if settings.LLM_VISION else None
+    why = "no vision model is configured"
+    if vision_model is None:
+        # The indexer has already read the image's text: reading and recognising the picture again
+        # would spend seconds of the tool's timeout on the same result.
+        indexed = "\n".join(file_chunk_texts(file_id=file.pk)).strip()
+        if indexed:
+            return _text_output(file=file, text=indexed, why=why)
     try:
         data, mime_type = source_for(folder=file.folder).read_bytes(source_entry_of(file))
     except SourceError as exc:
         return ToolOutput.error(f"{file.path} could not be read: {exc}")
     mime_type = (mime_type or file.mime_type).split(";", 1)[0].strip().lower()
-    llm = get_model("answer")
-    if settings.LLM_VISION and mime_type in VISION_TYPES and llm is not None:
+    if vision_model is not None and mime_type in VISION_TYPES:
         question = arguments.question or context.question
         try:
-            response = llm.complete(
+            response = vision_model.complete(
                 messages=[
                     Message(
                         role=Role.USER,
@@ -81,7 +89,7 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
             summary=f"{file.path}: described by the model",
             usage=response.usage,
         )
-    return _ocr(file=file, data=data, mime_type=mime_type, why="no vision model is configured")
+    return _ocr(file=file, data=data, mime_type=mime_type, why=why)
 
 
 def _ocr(*, file: File, data: bytes, mime_type: str, why: str) -> ToolOutput:
@@ -89,6 +97,10 @@ def _ocr(*, file: File, data: bytes, mime_type: str, why: str) -> ToolOutput:
         text = parse_document(data=data, mime_type=mime_type, name=file.name).text.strip()
     except (UnsupportedDocument, ParseError) as exc:
         return ToolOutput.error(f"{file.path} cannot be described: {why}, and its text could not be read ({exc})")
+    return _text_output(file=file, text=text, why=why)
+
+
+def _text_output(*, file: File, text: str, why: str) -> ToolOutput:
     return ToolOutput(
         data={**_header(file), "text": text[:OCR_TEXT_CHARS], "method": "ocr", "note": why, "notice": DATA_NOTICE},
         summary=f"{file.path}: {len(text)} characters of text read from the image",
