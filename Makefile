@@ -80,11 +80,11 @@ ocr:
 # --- end OCR ---
 
 # --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
-BENCH_DOC_PACKAGES := python3-doc git-doc
+BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db
 
 bench-docs:
-	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ]; then exit 0; fi; \
-	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py uses Debian's manuals)
+	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ] && [ -f /usr/share/man/man3/printf.3.gz ]; then exit 0; fi; \
+	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py and search_quality.py use Debian's manuals)
 # --- end real-folder bench ---
 
 lint: install

@@ -3,12 +3,25 @@
 Each collection is read from ``../shared/data/<name>`` (see the README there) into a
 ``Collection``: documents by id (the text the library indexes and bm25s reads), queries by
 number, and graded judgements (query -> doc -> gain; binary collections use gain 1).
+
+Cranfield and CACM have their own readers (their README's reference figures say which fields
+count). Any other directory there, or one named by path, is read by its layout
+(``collection_at``), so a collection can be added without code:
+- SMART (the Cornell layout of CACM, CISI, MED, ADI...): a documents file and a queries file of
+  ``.I <id>`` records, whose ``.T`` title, ``.A`` authors, ``.W`` text and ``.K`` keywords are read
+  (other fields, such as ``.X`` citations and ``.B`` dates, are not); and a judgements file of
+  ``query doc`` lines, or TREC's ``query 0 doc gain``;
+- BEIR: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``) and
+  ``qrels/test.tsv`` (``query-id``, ``corpus-id``, ``score``).
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 import re
+import subprocess
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,12 +102,186 @@ def titles_only(load: Callable[[], Collection]) -> Callable[[], Collection]:
     return titles
 
 
-COLLECTIONS = {
+_SMART_TEXT_FIELDS = "TAWK"
+_NUMBERS = re.compile(r"^\s*\d+(\s+[-\w.]+)+\s*$")
+
+
+def _records(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """``.I`` records as (id, fields); every field is read, the caller picks."""
+    text = path.read_text(encoding="latin-1")
+    return [
+        (record.split(None, 1)[0], _fields(record, "A-Z"))
+        for record in re.split(r"^\.I\s+", text, flags=re.M)[1:]
+        if record.strip()
+    ]
+
+
+def _smart_text(fields: dict[str, str], names: str) -> str:
+    return "\n\n".join(fields[name] for name in names if fields.get(name))
+
+
+def _smart_judgements(path: Path) -> dict[int, dict[int, int]]:
+    """``query doc ...`` lines, or TREC's ``query 0 doc gain`` (the second column always 0 or Q0)."""
+    rows = [line.split() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
+    trec = all(len(row) >= 3 and row[1] in ("0", "Q0") for row in rows)
+    judged: dict[int, dict[int, int]] = defaultdict(dict)
+    for row in rows:
+        query, doc = (row[0], row[2]) if trec else (row[0], row[1])
+        gain = int(float(row[3])) if trec and len(row) > 3 else 1
+        if gain >= 1:
+            judged[int(query)][int(doc)] = gain
+    return dict(judged)
+
+
+def smart(root: Path) -> Collection:
+    """A SMART collection. Files are told apart by content: the queries file is the ``.I`` file
+    named like a query file, the documents file the largest other one (CISI ships its Boolean
+    queries as ``.I`` records too), the judgements file the one of number lines (``*rel*`` if several)."""
+    files = [path for path in sorted(root.iterdir()) if path.is_file() and not path.name.lower().startswith("readme")]
+    recorded = [path for path in files if path.read_text(encoding="latin-1").lstrip().startswith(".I")]
+    query_files = [path for path in recorded if re.search(r"qry|quer|que\b|topic", path.name, flags=re.I)]
+    document_files = sorted((path for path in recorded if path not in query_files), key=lambda p: p.stat().st_size)
+    judgement_files = [
+        path
+        for path in files
+        if path not in recorded
+        and (lines := [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()])
+        and all(_NUMBERS.match(line) for line in lines)
+    ]
+    if len(judgement_files) > 1:
+        judgement_files = [path for path in judgement_files if "rel" in path.name.lower()]
+    if len(query_files) != 1 or not document_files or len(judgement_files) != 1:
+        raise ValueError(
+            f"{root}: a SMART collection needs a documents file and a queries file of .I records "
+            f"(the queries file named like *.qry or query*) and one judgements file; found documents "
+            f"{[p.name for p in document_files]}, queries {[p.name for p in query_files]}, "
+            f"judgements {[p.name for p in judgement_files]}"
+        )
+    documents = {
+        int(number): text
+        for number, fields in _records(document_files[-1])
+        if (text := _smart_text(fields, _SMART_TEXT_FIELDS))
+    }
+    requests = [(int(number), _smart_text(fields, "TW")) for number, fields in _records(query_files[0])]
+    judged = _smart_judgements(judgement_files[0])
+    # Judgements name queries by their .I number, or (as Cranfield's do) by their place in the file.
+    by_number = {number: text for number, text in requests if text}
+    if not judged.keys() <= by_number.keys():
+        by_number = {place: text for place, (_, text) in enumerate(requests, start=1) if text}
+    return Collection(root.name, documents, by_number, judged)
+
+
+def beir(root: Path) -> Collection:
+    """A BEIR collection; its string ids are numbered in file order."""
+
+    def lines(path: Path) -> list[dict[str, str]]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    corpus, requests = lines(root / "corpus.jsonl"), lines(root / "queries.jsonl")
+    doc_ids = {row["_id"]: number for number, row in enumerate(corpus, start=1)}
+    query_ids = {row["_id"]: number for number, row in enumerate(requests, start=1)}
+    documents = {
+        doc_ids[row["_id"]]: "\n\n".join(part for part in (row.get("title", ""), row.get("text", "")) if part)
+        for row in corpus
+    }
+    judged: dict[int, dict[int, int]] = defaultdict(dict)
+    for line in (root / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        query, doc, score = line.split("\t")[:3]
+        if int(float(score)) >= 1 and query in query_ids and doc in doc_ids:
+            judged[query_ids[query]][doc_ids[doc]] = int(float(score))
+    queries = {query_ids[row["_id"]]: row["text"] for row in requests}
+    return Collection(root.name, documents, queries, dict(judged))
+
+
+def collection_at(root: Path) -> Collection:
+    """The collection in a directory, read by its layout (BEIR if it has corpus.jsonl, else SMART)."""
+    return beir(root) if (root / "corpus.jsonl").is_file() else smart(root)
+
+
+MANPAGE_PACKAGES = ("manpages", "manpages-dev")  # Debian's Linux man-pages project, sections 2 to 7
+MANPAGE_QUERY_EVERY = 3  # every third page's summary is a query (the pages in name order)
+
+
+def manpages() -> Collection:
+    """Known-item search over the man pages Debian's ``manpages`` packages ship (``make bench-docs``).
+
+    A document is a page as ``man`` renders it, without its NAME line; a query is that line's
+    summary after the dash ("formatted output conversion" for printf(3)), which finds the pages
+    summarised so. The pages are long (several chunks each) and technical, unlike Cranfield and
+    CACM's abstracts; the summaries are short and seldom repeat the page's own words.
+    """
+    listed = subprocess.run(["dpkg", "-L", *MANPAGE_PACKAGES], capture_output=True, text=True, check=False)
+    pages = sorted(
+        path
+        for line in listed.stdout.splitlines()
+        if re.search(r"/man/man[2-7]/[^/]+\.gz$", line)
+        and (path := Path(line)).is_file()
+        and not path.is_symlink()  # another name of a page
+        and not gzip.decompress(path.read_bytes()).startswith(b".so")  # so is this
+    )
+    if not pages:
+        raise ValueError(f"no man pages found: install Debian's {' '.join(MANPAGE_PACKAGES)} (make bench-docs)")
+    cache = ROOT / "var" / "bench" / "manpages.json"
+    rendered: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
+    for path in pages:
+        if path.name not in rendered:
+            render = subprocess.run(
+                ["man", "-l", str(path)],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={"MANWIDTH": "80", "LANG": "C.UTF-8"},
+            )
+            rendered[path.name] = render.stdout
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(rendered))
+    documents: dict[int, str] = {}
+    summaries: dict[int, str] = {}
+    for number, path in enumerate(pages, start=1):
+        text = rendered[path.name]
+        name = re.search(r"^NAME\n(.*?)\n\n", text, flags=re.M | re.S)
+        summary = name and " ".join(name.group(1).split()).partition(" - ")[2]
+        if not summary:
+            continue
+        body = text[: name.start()] + text[name.end() :]
+        documents[number] = "\n".join(line.rstrip() for line in body.splitlines()[1:-1]).strip()  # no header, footer
+        summaries[number] = summary
+    judged: dict[int, dict[int, int]] = defaultdict(dict)
+    for number, summary in summaries.items():
+        for other, other_summary in summaries.items():
+            if other_summary.lower() == summary.lower():
+                judged[number][other] = 1
+    queries = {number: summaries[number] for number in list(summaries)[::MANPAGE_QUERY_EVERY]}
+    return Collection("manpages", documents, queries, {n: judged[n] for n in queries})
+
+
+def _reader(root: Path) -> Callable[[], Collection]:
+    return lambda: collection_at(root)
+
+
+COLLECTIONS: dict[str, Callable[[], Collection]] = {
     "cranfield": cranfield,
     "cacm": cacm,
     "cranfield-titles": titles_only(cranfield),
     "cacm-titles": titles_only(cacm),
+    "manpages": manpages,
 }
+# Every other collection in the data directory, by its directory's name.
+COLLECTIONS.update(
+    (path.name, _reader(path))
+    for path in sorted(DATA.iterdir() if DATA.is_dir() else [])
+    if path.is_dir() and path.name not in COLLECTIONS
+)
+
+
+def collection_named(name: str) -> Collection:
+    """A collection by its name here, or the one in the directory ``name`` is a path to."""
+    if name in COLLECTIONS:
+        return COLLECTIONS[name]()
+    path = Path(name)
+    if not path.is_dir():
+        raise ValueError(f"{name}: neither a known collection ({', '.join(sorted(COLLECTIONS))}) nor a directory")
+    return collection_at(path.resolve())
 
 
 def ndcg_at_10(ranked: list[int], gains: dict[int, int]) -> float:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ir_collections import COLLECTIONS, Collection, ndcg_at_10, rrf
+from ir_collections import Collection, collection_named, ndcg_at_10, rrf
 from search_quality import SCRATCH_DB, CachedEmbedder, indexed_folder
 from search_scratch import use_scratch_services
 
@@ -74,7 +74,9 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder, *
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--collections", nargs="+", choices=sorted(COLLECTIONS), default=["cranfield", "cacm"])
+    parser.add_argument(
+        "--collections", nargs="+", default=["cranfield", "cacm"], help="names or SMART/BEIR directories"
+    )
     parser.add_argument("--candidates", type=int, default=30, help="hybrid top N the tool re-scores (MAX_CANDIDATES)")
     args = parser.parse_args()
     use_scratch_services(SCRATCH_DB)
@@ -85,11 +87,12 @@ def main() -> None:
     rows = []
     prompts: list[int] = []
     for name in args.collections:
-        collection = COLLECTIONS[name]()
-        print(f"\n{name}: {len(collection.documents)} documents, {len(collection.scored_queries())} judged queries")
+        collection = collection_named(name)
+        queries = len(collection.scored_queries())
+        print(f"\n{collection.name}: {len(collection.documents)} documents, {queries} judged queries")
         folder_id = indexed_folder(collection, CHUNK_TOKENS, embedder, reindex=False)
         figures = evaluate(collection, folder_id, embedder, candidates=args.candidates)
-        rows.append((name, figures["ndcg"]))
+        rows.append((collection.name, figures["ndcg"]))
         prompts += figures["prompt"]
     print(f"\nnDCG@10 of the hybrid top {args.candidates}, reordered (Δ against the search order)")
     print(

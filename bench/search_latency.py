@@ -11,7 +11,10 @@ chunks made by copying the CACM chunks (rows, embeddings and tsvectors as they a
 scratch database, its lexeme statistics refreshed.
 
     .venv/bin/python bench/search_quality.py --collections cacm cranfield   # once: indexes the folders
-    .venv/bin/python bench/search_latency.py [--large 50000] [--repeats 3]
+    .venv/bin/python bench/search_latency.py [--large 50000] [--repeats 3] [--keyword-caps 500 2000]
+
+``--keyword-caps`` measures each folder again with each value of ``selectors.KEYWORD_CANDIDATE_CAP``
+(the keyword candidates a folder searched through the GIN index ranks), side by side.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ def large_folder(source_id: int, rows: int) -> int:
     return folder.pk
 
 
-def measure(folder_id: int, questions: list[str], repeats: int) -> None:
+def measure(folder_id: int, questions: list[str], repeats: int, label: str) -> None:
     from apps.embeddings.providers import get_embedder
     from apps.search import planning, selectors
 
@@ -98,9 +101,9 @@ def measure(folder_id: int, questions: list[str], repeats: int) -> None:
         started = time.perf_counter()
         selectors.chunk_search(folder_id=folder_id, query=question, k=10, query_vector=vector)
         statement.append((time.perf_counter() - started) * 1000)
-    for label, timings in [("first (embeds)", first), ("repeat (cached)", cached), ("statement only", statement)]:
+    for name, timings in [("first (embeds)", first), ("repeat (cached)", cached), ("statement only", statement)]:
         print(
-            f"  {rows:>8} chunks  {label:<16} n={len(timings):<4} p50 {percentile(timings, 50):>6.1f} ms  "
+            f"  {rows:>8} chunks {label:<10} {name:<16} n={len(timings):<4} p50 {percentile(timings, 50):>6.1f} ms  "
             f"p95 {percentile(timings, 95):>6.1f} ms"
         )
 
@@ -109,6 +112,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--large", type=int, default=0, help="also a folder of about this many chunks")
     parser.add_argument("--repeats", type=int, default=3, help="searches of each question (an agent's run)")
+    parser.add_argument(
+        "--keyword-caps", type=int, nargs="+", default=[], help="KEYWORD_CANDIDATE_CAP values to compare"
+    )
     args = parser.parse_args()
     use_scratch_services(SCRATCH_DB)
     questions = list(cacm().queries.values())
@@ -119,8 +125,13 @@ def main() -> None:
         raise SystemExit("index the collections first: .venv/bin/python bench/search_quality.py")
     if args.large:
         folders.append(large_folder(folders[-1], args.large))
+    from apps.search import selectors
+
+    caps = args.keyword_caps or [selectors.KEYWORD_CANDIDATE_CAP]
     for folder_id in folders:
-        measure(folder_id, questions, args.repeats)
+        for cap in caps:
+            selectors.KEYWORD_CANDIDATE_CAP = cap
+            measure(folder_id, questions, args.repeats, f"cap {cap}")
 
 
 if __name__ == "__main__":

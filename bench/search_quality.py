@@ -1,7 +1,8 @@
 """Search quality on public IR collections, next to bm25s and plain RRF computed in the same run.
 
 Per collection (``bench/ir_collections.py``: Cranfield, CACM from ``../shared/data``, and each
-one's titles-only variant: the same requests and judgements over documents of a few words), the
+one's titles-only variant: the same requests and judgements over documents of a few words; any
+other SMART or BEIR collection in ``../shared/data`` or named by its path), the
 documents are written out as text files and indexed as a local folder through the real pipeline
 (``apps.library.indexing.folder_index``: parse, token-aware chunking, MiniLM embeddings, COPY,
 tsvector) into the scratch database ``bench_search_quality`` (kept between runs: a folder already
@@ -21,7 +22,8 @@ nDCG@10 uses exponential gain 2^g - 1 (graded Cranfield judgements; CACM is bina
 means over the queries that have judgements. Targets (issue 17): keyword within 0.01 of bm25s and
 hybrid >= rrf(bm25s,vector) + 0.01 on every collection.
 
-    .venv/bin/python bench/search_quality.py [--collections cranfield cacm] [--chunk-tokens 256] [--reindex]
+    .venv/bin/python bench/search_quality.py [--collections cranfield cacm path/to/cisi] [--chunk-tokens 256]
+        [--reindex]
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from ir_collections import COLLECTIONS, Collection, documents_path, ndcg_at_10, recall_at_100, rrf
+from ir_collections import COLLECTIONS, Collection, collection_named, documents_path, ndcg_at_10, recall_at_100, rrf
 from scratch import ROOT
 from search_scratch import percentile, use_scratch_services
 
@@ -191,7 +193,12 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--collections", nargs="+", choices=sorted(COLLECTIONS), default=sorted(COLLECTIONS))
+    parser.add_argument(
+        "--collections",
+        nargs="+",
+        default=sorted(COLLECTIONS),
+        help=f"names ({', '.join(sorted(COLLECTIONS))}) or paths of SMART or BEIR collection directories",
+    )
     parser.add_argument("--chunk-tokens", type=int, nargs="+", default=[256], help="the product default is 256")
     parser.add_argument("--reindex", action="store_true", help="drop and re-index the folders")
     args = parser.parse_args()
@@ -202,15 +209,15 @@ def main() -> None:
     summary = []
     for chunk_tokens in args.chunk_tokens:
         for name in args.collections:
-            collection = COLLECTIONS[name]()
+            collection = collection_named(name)
             judged = sum(map(len, collection.judged.values()))
             print(
-                f"\n{name}, chunks of {chunk_tokens} tokens: {len(collection.documents)} documents, "
+                f"\n{collection.name}, chunks of {chunk_tokens} tokens: {len(collection.documents)} documents, "
                 f"{len(collection.scored_queries())} judged queries, {judged} judgements"
             )
             folder_id = indexed_folder(collection, chunk_tokens, embedder, reindex=args.reindex)
             figures = evaluate(collection, folder_id, embedder)
-            summary.append((name, chunk_tokens, figures))
+            summary.append((collection.name, chunk_tokens, figures))
     print("\nnDCG@10 against the targets (keyword - bm25s >= -0.01; hybrid - rrf(bm25s,vector) >= +0.01)")
     print(f"  {'collection':<16} {'keyword-bm25s':>14} {'hybrid-rrf':>11} {'hybrid-rrf(own)':>16}")
     gaps = []

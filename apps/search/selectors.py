@@ -34,8 +34,11 @@ FUSION_DEPTH = 50
 # this, else 10 per row wanted), which is also the document-frequency budget of the (rarest)
 # lexemes that select them, so ranking cost stays bounded however many chunks match. A scanned
 # folder (planning.KEYWORD_SCAN_MAX_ROWS) has no budget: every lexeme selects. The budget costs
-# recall: Cranfield recall@100 0.746 -> 0.721 at 500 (nDCG@10 0.358 -> 0.357), CACM < 0.002.
-KEYWORD_CANDIDATE_CAP = 500
+# recall where short questions hold only common words: Debian's man pages (8,164 chunks, summary
+# lines as questions) keyword nDCG@10 0.620 at 500, 0.628 at 2000, bm25s 0.635
+# (bench/search_quality.py); hybrid statement p95 at 199k chunks 12.9 ms at 500, 20.1 ms at 2000
+# (bench/search_latency.py --large 200000 --keyword-caps 500 1000 2000).
+KEYWORD_CANDIDATE_CAP = 2000
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Hybrid only: keyword matches scoring below this share of the best one are left out of the
