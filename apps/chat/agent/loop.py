@@ -5,7 +5,9 @@ Each turn the provider sees the tools and streams: text deltas go to the client 
 tool call starts; text that came before it (a preamble) is retracted with `text_reset` and kept as
 the call's reasoning. A tool may take the answer as an argument (`answer_argument`, the inbox's
 respond_to_user): its text streams as the model writes the call, and when the call succeeds it is
-the answer (if it fails, the text is retracted). The calls a turn makes run concurrently (`execution`), each in
+the answer (if it fails, the text is retracted). A tool may instead end the loop with a fixed text
+(`ends_loop_with`, the inbox's handoff_to_organize): once a call of it succeeds, that text is the
+answer, with no further model turn. The calls a turn makes run concurrently (`execution`), each in
 its own thread with the per-tool timeout, and their results go back paired to the call ids, the
 last with the research trace so far, so whichever turn answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
@@ -161,12 +163,24 @@ class _AgentLoop:
             messages.extend(results)
             if answer is not None and not results[response.tool_calls.index(answer)].is_error:
                 return self._answer(str(answer.arguments.get(self._answer_argument(answer.name), "")))
-            self._retract_turn_text()  # the answering call failed: the model tries again
+            self._retract_turn_text()  # an answering call failed: its streamed text is taken back
+            ending = self._ending(response.tool_calls, results)
+            if ending:
+                return self._answer(ending)
+            # Nothing ended the loop: the model takes the next turn, with these results.
         return self._forced_answer(Finish.ITERATION_LIMIT)
 
     def _answer_argument(self, name: str) -> str:
         tool = self.tools.get(name)
         return tool.answer_argument if tool else ""
+
+    def _ending(self, calls: Sequence[ToolCall], results: Sequence[Message]) -> str:
+        """The fixed answer of the first call that succeeded and whose tool ends the loop, if any."""
+        for call, result in zip(calls, results, strict=True):
+            tool = self.tools.get(call.name)
+            if tool is not None and tool.ends_loop_with and not result.is_error:
+                return tool.ends_loop_with
+        return ""
 
     # -- model calls -------------------------------------------------------------------------------
     def _complete(self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str) -> LLMResponse:
