@@ -43,7 +43,7 @@ from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
 from apps.inbox.router import Route, route_message
 from apps.inbox.save import inbox_note_save
 from apps.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
-from apps.inbox.state import HandoffEndsLoop, InboxRunState
+from apps.inbox.state import InboxRunState
 from apps.library.models import Folder
 from apps.library.selectors import folder_file_get_by_path, folder_files_get, folder_files_get_by_path
 from apps.llm.extractive_router import Intent, classify_intent
@@ -219,7 +219,7 @@ def _query(turn: Turn) -> RunResult:
             ),
             events=turn.events,
             system_prompt=QUERY_SYSTEM_PROMPT,
-            llm=HandoffEndsLoop(llm, state),
+            llm=llm,
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=turn.run, events=turn.events, error=exc, metrics={"agent": "query"})

@@ -4,14 +4,14 @@ Tools are closures over an `InboxRunState`; they run in the loop's worker thread
 write goes through the lock. `respond_to_user` and `handoff_to_organize` end an agent's loop.
 The reply is respond_to_user's `message`, the tool's answer argument: it streams to the user as
 the model writes the call, and the loop ends with it once the call succeeds. A handoff has no
-text of its own: `HandoffEndsLoop` wraps the model and, once it went through, answers the next
-turn itself, so the loop finishes without another (paid) model call.
+text of its own: its tool ends the loop with a fixed line (`ends_loop_with`) once it went through,
+without another (paid) model call, and the organize agent answers.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +21,8 @@ from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, To
 from apps.chat.models import Conversation
 from apps.library.models import File
 from apps.library.selectors import folder_files_get, folder_files_get_by_path
-from apps.llm.base import LLMProvider
-from apps.llm.types import LLMResponse, Message, TextCallback, ToolSpec
 
 MAX_CARDS = 10
-HANDOFF_TEXT = "Let me hand this to the organize assistant."
 
 
 @dataclass(frozen=True)
@@ -93,43 +90,6 @@ class InboxRunState:
         with self.lock:
             known = self.found.get(file.pk)
         return known or FileCard(file_id=file.pk, path=file.path, name=file.name)
-
-
-class HandoffEndsLoop:
-    """An `LLMProvider` whose turn after a handoff says so, without the model."""
-
-    def __init__(self, inner: LLMProvider, state: InboxRunState) -> None:
-        self.inner = inner
-        self.state = state
-        self.model = inner.model
-
-    def complete(
-        self,
-        *,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        system: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_text: TextCallback | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
-        with self.state.lock:
-            handoff = self.state.handoff
-        if handoff is None:
-            response = self.inner.complete(
-                messages=messages,
-                tools=tools,
-                system=system,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                on_text=on_text,
-                json_schema=json_schema,
-            )
-            # The model that actually answered (a server may name it differently from the setting).
-            self.model = response.model or self.model
-            return response
-        return LLMResponse(text=HANDOFF_TEXT, model=self.model)
 
 
 # -- tools both agents have ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 from apps.chat.models import Message
 from apps.chat.services import inbox_conversation_current, run_execute
 from apps.inbox.organize_agent import ORGANIZE_SYSTEM_PROMPT
-from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT
+from apps.inbox.query_agent import HANDOFF_TEXT, QUERY_SYSTEM_PROMPT
 from apps.inbox.services import inbox_message_post
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
@@ -240,6 +240,51 @@ def test_scripted_handoff_from_query_to_organize(sample, scripted):
     assert answer(run).content["text"] == "Shall I move the W-2 to taxes/?"
 
 
+def test_a_successful_handoff_ends_the_query_agents_loop_with_no_further_model_call(sample, scripted):
+    scripted.push(
+        router_json("query", search_query="W-2"),
+        tool_call_response(("search_files", {"query": "W-2"})),
+        tool_call_response(("handoff_to_organize", {"files": [W2], "target_folder": "taxes", "reason": "file it"})),
+        tool_call_response(("suggest_organization", {"path": W2, "target": "taxes/", "confidence": 0.9})),
+        tool_call_response(("respond_to_user", {"message": "Shall I move the W-2 to taxes/?"})),
+    )
+
+    run, events = send(sample.folder, "find my W-2 and file it")
+
+    assert scripted.remaining == 0 and len(scripted.requests) == 5
+    # The request after the handoff turn is the organize agent's first: the query agent asked nothing more.
+    assert scripted.requests[2].system.startswith(QUERY_SYSTEM_PROMPT)
+    assert scripted.requests[3].system.startswith(ORGANIZE_SYSTEM_PROMPT)
+    query = run.metrics["query_agent"]
+    assert (query["llm_calls"], query["iterations"], query["finish"]) == (2, 2, "answered")
+    assert run.metrics["llm_calls"] == 2 and run.iterations == 4  # the organize agent's two turns, then both
+    shown = "".join(event.data["text"] for event in events if event.type == "text_delta")
+    assert shown == HANDOFF_TEXT + "Shall I move the W-2 to taxes/?"
+    (handed,) = [event.data for event in events if event.type == "status" and event.data.get("to") == "organize"]
+    assert (handed["phase"], handed["files"], handed["reason"]) == ("handoff", 1, "file it")
+    assert answer(run).content["text"] == "Shall I move the W-2 to taxes/?"
+
+
+def test_a_handoff_that_fails_does_not_end_the_loop(sample, scripted):
+    scripted.push(
+        router_json("query", search_query="nope"),
+        tool_call_response(("handoff_to_organize", {"files": ["inbox/nope.pdf"], "reason": "file it"})),
+        text_response("I found no inbox/nope.pdf. Which file do you mean?"),
+    )
+
+    run, events = send(sample.folder, "file inbox/nope.pdf")
+
+    assert scripted.remaining == 0 and len(scripted.requests) == 3  # the model answered after the failure
+    (result,) = [event.data for event in events if event.type == "tool_result"]
+    assert result["status"] == "error" and "not found" in result["tool_output"]
+    assert (run.metrics["agent"], run.metrics["llm_calls"], run.metrics["finish"]) == ("query", 2, "answered")
+    assert "handoff" not in run.metrics and "query_agent" not in run.metrics
+    assert not any(event.type == "status" and event.data.get("to") == "organize" for event in events)
+    assert HANDOFF_TEXT not in "".join(event.data["text"] for event in events if event.type == "text_delta")
+    assert answer(run).content["text"] == "I found no inbox/nope.pdf. Which file do you mean?"
+    assert not OrganizationSuggestion.objects.exists()
+
+
 def test_the_organize_agent_cannot_offer_a_declined_folder_or_move_without_consent(sample, scripted, user):
     declined = file_suggest(file_id=sample.file(W2).pk, on_demand=True).suggestion
     suggestion_respond(suggestion_id=declined.pk, owner_id=user.pk, action="reject")
@@ -384,3 +429,30 @@ def test_organize_agent_through_the_real_sdks(sample, sdk, wire_stub):
     (suggestion,) = typed(run, "suggestion")
     assert suggestion.content["targetFolder"] == "personal/"
     assert answer(run).content["text"] == "I suggest personal/ for the lease."
+
+
+def test_a_handoff_through_the_real_sdks_needs_no_further_request_from_the_query_agent(sample, sdk, wire_stub):
+    wire_stub.reply_text('{"intent": "query", "confidence": 0.9, "params": {"search_query": "W-2"}}')
+    wire_stub.reply_tool_calls(
+        StubToolCall(
+            id="call_1",
+            name="handoff_to_organize",
+            arguments={"files": [W2], "target_folder": "taxes", "reason": "file it"},
+        )
+    )
+    wire_stub.reply_tool_calls(
+        StubToolCall(id="call_2", name="suggest_organization", arguments={"path": W2, "target": "taxes"})
+    )
+    wire_stub.reply_text("I suggest taxes/ for the W-2.")
+
+    run, events = send(sample.folder, "file my W-2 under taxes")
+
+    assert wire_stub.pending == 0 and len(wire_stub.requests) == 4  # router, query agent once, organize twice
+    assert "handoff_to_organize" in str(wire_stub.requests[1].body["tools"])
+    assert "handoff_to_organize" not in str(wire_stub.requests[2].body["tools"])  # the organize agent's turn
+    assert run.metrics["query_agent"]["llm_calls"] == 1
+    shown = "".join(event.data["text"] for event in events if event.type == "text_delta")
+    assert shown == HANDOFF_TEXT + "I suggest taxes/ for the W-2."
+    (suggestion,) = typed(run, "suggestion")
+    assert suggestion.content["targetFolder"] == "taxes/"
+    assert answer(run).content["text"] == "I suggest taxes/ for the W-2."

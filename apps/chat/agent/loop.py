@@ -5,7 +5,9 @@ Each turn the provider sees the tools and streams: text deltas go to the client 
 tool call starts; text that came before it (a preamble) is retracted with `text_reset` and kept as
 the call's reasoning. A tool may take the answer as an argument (`answer_argument`, the inbox's
 respond_to_user): its text streams as the model writes the call, and when the call succeeds it is
-the answer (if it fails, the text is retracted). The calls a turn makes run concurrently, each in
+the answer (if it fails, the text is retracted). A tool may instead end the loop with a fixed text
+(`ends_loop_with`, the inbox's handoff_to_organize): once a call of it succeeds, that text is the
+answer, with no further model turn. The calls a turn makes run concurrently (`execution`), each in
 its own thread with the per-tool timeout, and their results go back paired to the call ids, the
 last with the research trace so far, so whichever turn answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
@@ -19,21 +21,16 @@ Model calls also run in a worker thread, so the total timeout holds even while a
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
-from dataclasses import replace
-from typing import Any
 
-from django.db import connections
-
-from apps.chat.agent.clipping import clip, clip_input, json_value
-from apps.chat.agent.context import AgentContext, TraceEntry
+from apps.chat.agent.context import AgentContext
+from apps.chat.agent.execution import ToolExecutor
 from apps.chat.agent.outcome import (
     AgentFallbackError,
     AgentLimits,
@@ -49,7 +46,7 @@ from apps.chat.agent.prompts import (
     final_answer_prompt,
     loop_system_prompt,
 )
-from apps.chat.agent.registry import ToolContext, ToolKind, ToolOutput, ToolRegistry
+from apps.chat.agent.registry import ToolContext, ToolKind, ToolRegistry
 from apps.chat.events import RunEvents
 from apps.chat.prompts import HistoryTurn, standard_messages
 from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
@@ -57,9 +54,6 @@ from apps.llm.factory import get_llm
 from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
-
-SUMMARY_CHARS = 200
-REASONING_CHARS = 500
 
 
 def agent_loop_run(
@@ -114,10 +108,9 @@ class _AgentLoop:
         self.limits = limits
         self.llm = llm
         self.context = AgentContext(max_tokens=limits.context_max_tokens)
-        self.records: list[dict[str, Any]] = []
-        self.kinds: Counter[ToolKind] = Counter()
+        self.executor = ToolExecutor(tools=tools, context=self.context, events=events, limits=limits)
         self.iterations = 0
-        self.llm_calls = 0
+        self.llm_calls = 0  # the loop's own model turns; tools count theirs in the executor
         self.usage = Usage()
         self.model = ""
         self.started = time.monotonic()
@@ -170,12 +163,24 @@ class _AgentLoop:
             messages.extend(results)
             if answer is not None and not results[response.tool_calls.index(answer)].is_error:
                 return self._answer(str(answer.arguments.get(self._answer_argument(answer.name), "")))
-            self._retract_turn_text()  # the answering call failed: the model tries again
+            self._retract_turn_text()  # an answering call failed: its streamed text is taken back
+            ending = self._ending(response.tool_calls, results)
+            if ending:
+                return self._answer(ending)
+            # Nothing ended the loop: the model takes the next turn, with these results.
         return self._forced_answer(Finish.ITERATION_LIMIT)
 
     def _answer_argument(self, name: str) -> str:
         tool = self.tools.get(name)
         return tool.answer_argument if tool else ""
+
+    def _ending(self, calls: Sequence[ToolCall], results: Sequence[Message]) -> str:
+        """The fixed answer of the first call that succeeded and whose tool ends the loop, if any."""
+        for call, result in zip(calls, results, strict=True):
+            tool = self.tools.get(call.name)
+            if tool is not None and tool.ends_loop_with and not result.is_error:
+                return tool.ends_loop_with
+        return ""
 
     # -- model calls -------------------------------------------------------------------------------
     def _complete(self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str) -> LLMResponse:
@@ -280,100 +285,9 @@ class _AgentLoop:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()
-        iteration = self.iterations
-        for phase in dict.fromkeys(self._phase(call.name) for call in calls):
-            self.events.status(phase, iteration=iteration)
-        for index, call in enumerate(calls):
-            data: dict[str, Any] = {
-                "call_id": call.id,
-                "tool_name": call.name,
-                "tool_input": clip_input(call.arguments),
-                "iteration": iteration,
-                "status": "running",
-            }
-            if index == 0 and reasoning.strip():
-                data["reasoning"] = clip(reasoning.strip(), REASONING_CHARS)
-            self.events.emit("tool_call", data)
-
-        runnable = calls[: self.limits.max_calls_per_turn]
-        budget = min(self.limits.tool_timeout_seconds, remaining)
-        context = replace(self.tool_context, deadline=time.monotonic() + budget, passages=tuple(self.context.passages))
-        pool = ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="agent-tool")
-        try:
-            futures = [pool.submit(_execute, self.tools, call, context) for call in runnable]
-            wait(futures, timeout=budget)
-        finally:
-            # A tool still running past its timeout is left to finish on its own; nobody waits.
-            pool.shutdown(wait=False, cancel_futures=True)
-        return [
-            self._tool_result(
-                call, *self._output(call, futures, index, budget), iteration=iteration, last=index == len(calls) - 1
-            )
-            for index, call in enumerate(calls)
-        ]
-
-    def _output(
-        self, call: ToolCall, futures: list[Future[tuple[ToolOutput, int]]], index: int, budget: float
-    ) -> tuple[ToolOutput, int]:
-        if index >= len(futures):
-            limit = self.limits.max_calls_per_turn
-            return ToolOutput.error(f"not run: at most {limit} tool calls run per turn"), 0
-        if futures[index].done():
-            return futures[index].result()
-        return ToolOutput.error(f"{call.name} timed out after {budget:g} s"), round(budget * 1000)
-
-    def _tool_result(
-        self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int, last: bool
-    ) -> Message:
-        payload, stats = self.context.render(output.data)
-        if stats.omitted:
-            payload["context_full"] = (
-                f"{stats.omitted} more passages were left out: the context budget is spent. Answer with what you have."
-            )
-        if output.trace is not None:
-            self.context.record(
-                TraceEntry(iteration=iteration, tool=call.name, attempt=output.trace, hits=stats.hits, new=stats.new)
-            )
-        if last and self.context.trace and isinstance(payload, dict):
-            # The turn after these results may be the answer: it sees what was tried, not only what was found.
-            payload["research_trace"] = [entry.line() for entry in self.context.trace]
-        if output.usage is not None:
-            self.llm_calls += 1
-            self.usage += output.usage
-        tool = self.tools.get(call.name)
-        self.kinds[tool.kind if tool else ToolKind.OTHER] += 1
-        summary = clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
-        status = "error" if output.is_error else "complete"
-        tool_input = clip_input(call.arguments)
-        self.records.append(
-            {
-                "id": call.id,
-                "iteration": iteration,
-                "name": call.name,
-                "input": tool_input,
-                "output": summary,
-                "status": status,
-                "duration_ms": duration_ms,
-            }
+        return self.executor.run(
+            calls, reasoning=reasoning, iteration=self.iterations, tool_context=self.tool_context, remaining=remaining
         )
-        self.events.emit(
-            "tool_result",
-            {
-                "call_id": call.id,
-                "tool_name": call.name,
-                "tool_input": tool_input,
-                "tool_output": summary,
-                "status": status,
-                "duration_ms": duration_ms,
-                "iteration": iteration,
-            },
-        )
-        content = json.dumps(payload, ensure_ascii=False, default=json_value)
-        return Message.tool_result(tool_call_id=call.id, content=content, is_error=output.is_error)
-
-    def _phase(self, name: str) -> str:
-        tool = self.tools.get(name)
-        return tool.phase if tool else "working"
 
     # -- results -----------------------------------------------------------------------------------
     def _timed_out(self) -> Exception:
@@ -396,14 +310,16 @@ class _AgentLoop:
         )
 
     def _progress(self, *, finish: Finish | None) -> AgentProgress:
+        records, kinds = self.executor.records, self.executor.kinds
+        usage = self.usage + self.executor.usage
         metrics = {
             "iterations": self.iterations,
-            "searches": self.kinds[ToolKind.SEARCH],
-            "reads": self.kinds[ToolKind.READ],
-            "calls": len(self.records),
-            "tool_errors": sum(record["status"] == "error" for record in self.records),
-            "llm_calls": self.llm_calls,
-            "tokens": self.usage.as_metrics(),
+            "searches": kinds[ToolKind.SEARCH],
+            "reads": kinds[ToolKind.READ],
+            "calls": len(records),
+            "tool_errors": sum(record["status"] == "error" for record in records),
+            "llm_calls": self.llm_calls + self.executor.llm_calls,
+            "tokens": usage.as_metrics(),
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "passages": len(self.context.passages),
             "context_tokens": self.context.tokens_used,
@@ -412,17 +328,6 @@ class _AgentLoop:
             "forced_final_answer": finish is not None and finish is not Finish.ANSWERED,
             "fallback_used": finish is None,
             "text_resets": self.text_resets,
-            "tool_usage": dict(Counter(record["name"] for record in self.records)),
+            "tool_usage": dict(Counter(record["name"] for record in records)),
         }
-        return AgentProgress(
-            iterations=self.iterations, tool_calls=tuple(self.records), metrics=metrics, usage=self.usage
-        )
-
-
-def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext) -> tuple[ToolOutput, int]:
-    started = time.perf_counter()
-    try:
-        return tools.execute(call, context), round((time.perf_counter() - started) * 1000)
-    finally:
-        # Pool threads end with their turn; a connection they opened would otherwise leak.
-        connections.close_all()
+        return AgentProgress(iterations=self.iterations, tool_calls=tuple(records), metrics=metrics, usage=usage)

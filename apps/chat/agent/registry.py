@@ -86,6 +86,9 @@ class Tool:
     kind: ToolKind = ToolKind.OTHER
     # A successful call of this tool is the answer: this string argument is its text (see ToolSpec).
     answer_argument: str = ""
+    # A successful call of this tool ends the loop with this fixed text as the answer, with no
+    # further model turn (the inbox's handoff: the next agent answers, the model has nothing to add).
+    ends_loop_with: str = ""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -105,6 +108,7 @@ def pydantic_tool(
     phase: str = "working",
     kind: ToolKind = ToolKind.OTHER,
     answer_argument: str = "",
+    ends_loop_with: str = "",
 ) -> Tool:
     def parse(arguments: Mapping[str, Any]) -> BaseModel:
         try:
@@ -126,6 +130,7 @@ def pydantic_tool(
         phase=phase,
         kind=kind,
         answer_argument=answer_argument,
+        ends_loop_with=ends_loop_with,
     )
 
 
