@@ -209,7 +209,11 @@ def main() -> None:
     summary = []
     for chunk_tokens in args.chunk_tokens:
         for name in args.collections:
-            collection = collection_named(name)
+            try:
+                collection = collection_named(name)
+            except (OSError, ValueError) as error:  # not on this machine, or not a layout it can read
+                print(f"\n{name}: skipped, {error}")
+                continue
             judged = sum(map(len, collection.judged.values()))
             print(
                 f"\n{collection.name}, chunks of {chunk_tokens} tokens: {len(collection.documents)} documents, "

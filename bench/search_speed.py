@@ -326,12 +326,21 @@ def main() -> None:
         help="folders above this use HNSW (default: the planner's); lower it to see a folder's share of a "
         "larger table, e.g. at 200k chunks a folder of 1k holds the share a folder of 5k holds at 1M",
     )
+    parser.add_argument(
+        "--keyword-cap",
+        type=int,
+        help="keyword candidates a GIN-searched folder ranks (default: selectors.KEYWORD_CANDIDATE_CAP)",
+    )
     args = parser.parse_args()
     use_scratch_services(f"bench_search_speed_{args.chunks}", embedding_provider="hash")
     if args.exact_max_rows is not None:
         from apps.search import planning
 
         planning.EXACT_MAX_ROWS = args.exact_max_rows
+    if args.keyword_cap is not None:
+        from apps.search import selectors
+
+        selectors.KEYWORD_CANDIDATE_CAP = args.keyword_cap
     largest = min(200_000, args.chunks // 5)
     sizes = folder_sizes(total=args.chunks, count=FOLDERS, smallest=SMALLEST, largest=largest)
     corpus = Corpus.build(seed=args.seed, sizes=sizes)

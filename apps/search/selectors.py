@@ -34,11 +34,12 @@ FUSION_DEPTH = 50
 # this, else 10 per row wanted), which is also the document-frequency budget of the (rarest)
 # lexemes that select them, so ranking cost stays bounded however many chunks match. A scanned
 # folder (planning.KEYWORD_SCAN_MAX_ROWS) has no budget: every lexeme selects. The budget costs
-# recall where short questions hold only common words: Debian's man pages (8,164 chunks, summary
-# lines as questions) keyword nDCG@10 0.620 at 500, 0.628 at 2000, bm25s 0.635
-# (bench/search_quality.py); hybrid statement p95 at 199k chunks 12.9 ms at 500, 20.1 ms at 2000
-# (bench/search_latency.py --large 200000 --keyword-caps 500 1000 2000).
-KEYWORD_CANDIDATE_CAP = 2000
+# recall where short questions hold only common words, and a larger budget costs time in the
+# largest folders. At 500 / 1000 / 2000: Debian's man pages (8,164 chunks, summary lines as
+# questions) keyword nDCG@10 0.620 / 0.628 / 0.628 against bm25s 0.635 (bench/search_quality.py);
+# a folder of 200k among 1M chunks, hybrid p95 13.0 / 25.8 / 40.9 ms (bench/search_speed.py
+# --keyword-cap N). 1000 keeps the keyword side within 0.01 of bm25s and the p95 well under 50 ms.
+KEYWORD_CANDIDATE_CAP = 1000
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Hybrid only: keyword matches scoring below this share of the best one are left out of the
