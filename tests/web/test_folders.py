@@ -59,6 +59,22 @@ def test_login_then_folders_with_status_counts_and_last_sync_result(page: Page, 
     expect(page).to_have_url(re.compile(r"/login/$"))
 
 
+def test_log_out_is_not_overtaken_by_an_api_call_answered_401(page: Page, folder) -> None:
+    """A page's API call answered 401 while logging out is under way (the session is already gone)
+    must not replace that navigation with a trip to the login page and back here."""
+    log_in(page)
+    expect(folder_card(page, "Household documents").locator(".badge")).to_have_text("Ready")
+    page.route("**/api/folders/", lambda route: route.fulfill(status=401, json={"detail": "Not logged in."}))
+    page.evaluate(
+        """() => import("/static/web/js/api.js").then(({ api }) => {
+            document.querySelector("form.account").requestSubmit();
+            api("/api/folders/").catch(() => null);
+        })"""
+    )
+    expect(page).to_have_url(re.compile(r"/login/$"))
+    expect(page.get_by_role("heading", level=1, name="Log in")).to_be_visible()
+
+
 @pytest.mark.worker
 def test_add_folder_shows_api_errors_then_indexes_and_syncs(page: Page, user, local_dir, celery_worker_process) -> None:
     log_in(page)

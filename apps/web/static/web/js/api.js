@@ -8,6 +8,13 @@ export class ApiError extends Error {
   }
 }
 
+// A form that really submits (logging out, say) navigates away; an API call answered 401 while
+// that navigation is under way must not replace it with a trip to the login page.
+let leaving = false;
+document.addEventListener("submit", (event) => {
+  if (!event.defaultPrevented) leaving = true;
+});
+
 function csrfToken() {
   return document.querySelector('meta[name="csrf-token"]').content;
 }
@@ -22,7 +29,7 @@ export async function api(path, { method = "GET", body } = {}) {
     credentials: "same-origin",
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (response.status === 401) {
+  if (response.status === 401 && !leaving) {
     // The session expired: come back here after logging in again.
     window.location.assign(`/login/?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
   }
