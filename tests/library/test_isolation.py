@@ -117,12 +117,14 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
     write(root, "a-manual.md", big_prose())  # first in the group, and slow
     write(root, "b-invoice.txt", "Invoice INV-4411 is due in thirty days.")
     write(root, "c-notes.md", "# Lease\n\nThe lease renews on the first of March.")
-    folder_index(folder_id=folder.pk)
-    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
+    # Nothing reaches the broker, where a worker could index the files before the test's own task.
     sent = []
     monkeypatch.setattr(
         "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((task_id, args[0]))
     )
+    folder_index(folder_id=folder.pk)
+    sent.clear()
+    ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
 
     with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
         files_index(file_ids=ids, task_id="group-token")
@@ -147,10 +149,11 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
 @pytest.mark.django_db(transaction=True)
 def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch, slow_chunking):
     write(root, "manual.md", big_prose())
-    folder_index(folder_id=folder.pk)
-    file = File.objects.get(folder=folder)
     sent = []
     monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args))
+    folder_index(folder_id=folder.pk)  # queued to the list above, not to a worker
+    sent.clear()
+    file = File.objects.get(folder=folder)
     with soft_time_limit_after(0.3):
         files_index(file_ids=[file.pk], task_id="alone")
     file.refresh_from_db()
