@@ -50,9 +50,12 @@ KEYWORD_FUSION_MIN_SHARE = 0.4
 # Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
 # relevant, and the weight of distance to their centroid next to distance to the question.
 # nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.416 / 0.414 / 0.400, CACM 0.571 / 0.568 /
-# 0.556 (bench/search_quality.py, 256 tokens, SEARCH_RRF_K 20). The feedback rows' lexemes are not added to the
-# question: +0.006 on Cranfield, -0.030 on CACM (whose abstracts' rare words are author names).
-FEEDBACK_ROWS = 3
+# 0.556 (bench/search_quality.py, 256 tokens, SEARCH_RRF_K 20). Two rows, not three: a question
+# after one page (Debian's man pages, one relevant page of several chunks) drifts less, 0.689 ->
+# 0.701, while Cranfield, CACM and their titles-only variants move by 0.001 at most. The feedback
+# rows' lexemes are not added to the question: +0.006 on Cranfield, -0.030 on CACM (whose
+# abstracts' rare words are author names).
+FEEDBACK_ROWS = 2
 FEEDBACK_VECTOR_WEIGHT = 2.0
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
