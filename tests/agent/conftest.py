@@ -14,6 +14,7 @@ import pytest
 from apps.library.models import File, Folder
 from tests.support.agent_runs import SECRET_TEXT, hook_server  # noqa: F401  (hook_server: a fixture)
 from tests.support.chat_library import add_dated_file, make_folder
+from tests.support.fixtures import sdk  # noqa: F401  (the real openai / anthropic SDK against the wire stub)
 
 LIBRARY: dict[str, tuple[dt.date, list[tuple[str, dict]]]] = {
     "finance/W2_2024.pdf": (
@@ -69,12 +70,3 @@ def secret_file(other_user) -> File:
     return add_dated_file(
         folder=folder, path="deals/merger.txt", modified=dt.date(2025, 1, 1), chunks=[(SECRET_TEXT, {})]
     )
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def sdk(request, settings, wire_stub) -> str:
-    """The real openai / anthropic SDK, pointed at the wire stub (`wire_stub`, tests/conftest.py)."""
-    for name, value in wire_stub.settings_for(request.param).items():
-        setattr(settings, name, value)
-    settings.LLM_MAX_RETRIES = 0
-    return request.param

@@ -201,8 +201,7 @@ def receipt(library, settings, tmp_path) -> File:
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_describe_image_sends_the_bytes_to_a_vision_model(library, receipt, settings, wire_stub, api):
-    for name, value in wire_stub.settings_for(api).items():
-        setattr(settings, name, value)
+    wire_stub.configure(settings, api)
     settings.LLM_VISION = True
     wire_stub.reply_text("A lunch receipt: total 14.20 euros.")
 

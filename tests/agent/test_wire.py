@@ -121,8 +121,7 @@ def test_a_provider_failure_falls_back_to_standard_through_the_sdk(library, sdk,
 
 def test_prompt_cache_tokens_reach_the_run_metrics_through_the_anthropic_sdk(library, settings, wire_stub):
     """The stub bills the cache_control breakpoints it receives; the run records the cache's share."""
-    for name, value in wire_stub.settings_for("anthropic").items():
-        setattr(settings, name, value)
+    wire_stub.configure(settings, "anthropic")
     wire_stub.count_tokens = lambda text: len(text) // 4
     wire_stub.reply_tool_calls(StubToolCall("call_s1", "search_folder", {"query": "federal income tax withheld"}))
     wire_stub.reply_tool_calls(StubToolCall("call_s2", "search_folder", {"query": "W-2 box 2"}))

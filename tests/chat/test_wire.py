@@ -16,17 +16,7 @@ pytestmark = pytest.mark.django_db
 QUESTION = "How much federal income tax was withheld on the W-2?"
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def sdk_provider(request, settings, wire_stub):
-    settings.LLM_PROVIDER = request.param
-    settings.OPENAI_API_KEY = settings.ANTHROPIC_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = wire_stub.openai_base_url
-    settings.ANTHROPIC_BASE_URL = wire_stub.anthropic_base_url
-    settings.LLM_MAX_RETRIES = 0
-    return request.param
-
-
-def test_sdk_answer_streams_and_citations_map_to_the_right_files(library, sdk_provider, wire_stub):
+def test_sdk_answer_streams_and_citations_map_to_the_right_files(library, sdk, wire_stub):
     hits = chunk_search(folder_id=library.folder.pk, query=QUESTION, k=8)
     n = next(n for n, hit in enumerate(hits, start=1) if "withheld" in hit.text)
     wire_stub.reply_text(

@@ -245,8 +245,7 @@ def test_the_router_through_the_real_sdks(sdk, wire_stub):
 
 
 def test_the_router_reads_anthropics_structured_answer(settings, wire_stub):
-    for name, value in wire_stub.settings_for("anthropic").items():
-        setattr(settings, name, value)
+    wire_stub.configure(settings, "anthropic")
     wire_stub.reply_tool_calls(
         StubToolCall("toolu_1", JSON_TOOL, {"intent": "query", "confidence": 0.8, "params": {"search_query": "W-2"}})
     )

@@ -33,3 +33,11 @@ def asgi_server(django_db_setup, django_db_blocker) -> Iterator[RunningServer]:
     log_path = BASE_DIR / "var" / f"test-asgi-{os.getpid()}.log"
     with start_uvicorn(env=env, log_path=log_path, log_level="warning") as server:
         yield server
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def sdk(request, settings, wire_stub) -> str:
+    """The real openai / anthropic SDK, pointed at the wire stub (`wire_stub`, tests/conftest.py)."""
+    wire_stub.configure(settings, request.param)
+    settings.LLM_MAX_RETRIES = 0
+    return request.param

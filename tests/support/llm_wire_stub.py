@@ -155,6 +155,11 @@ class LLMWireStub:
             "LLM_MAX_RETRIES": 1,
         }
 
+    def configure(self, settings: Any, api: Literal["openai", "anthropic"]) -> None:
+        """Point pytest-django's ``settings`` at this stub for ``api`` (`settings_for`, in-process)."""
+        for name, value in self.settings_for(api).items():
+            setattr(settings, name, value)
+
     # -- scripting -----------------------------------------------------------------------------
     def queue(self, *steps: StubStep) -> None:
         with self._lock:
