@@ -59,15 +59,20 @@ def test_parse_ranking_keeps_known_numbers_once_and_appends_the_rest():
     assert parse_ranking("none of them", known=[1, 2]) is None
 
 
-def test_rerank_offline_orders_passages_without_a_score_with_the_embedding_model(library):
-    passages = gathered(library)
+def rerank_offline(library, passages, *, top_k):
+    """rerank_documents with no model (the offline answerer) over ``passages``."""
     with use_provider_for_tests(ExtractiveProvider()):
-        output = run_tool(
+        return run_tool(
             library,
             "rerank_documents",
-            {"query": "passport renewal appointment consulate", "top_k": 3},
+            {"query": "passport renewal appointment consulate", "top_k": top_k},
             passages=passages,
         )
+
+
+def test_rerank_offline_orders_passages_without_a_score_with_the_embedding_model(library):
+    passages = gathered(library)
+    output = rerank_offline(library, passages, top_k=3)
 
     assert not output.is_error and output.data["method"] == "offline"
     ranking = output.data["ranking"]
@@ -82,13 +87,7 @@ def test_rerank_offline_keeps_the_searches_scores_and_puts_passages_read_in_full
     # The passport passage (the best by cosine) scored lowest in its search; the others, read in full, have none.
     scores = {passages[0].n: 0.05, passages[1].n: 0.03, passport: 0.01, passages[2].n: 0.04}
     scored = [replace(p, passage=replace(p.passage, score=scores.get(p.n))) for p in passages]
-    with use_provider_for_tests(ExtractiveProvider()):
-        output = run_tool(
-            library,
-            "rerank_documents",
-            {"query": "passport renewal appointment consulate", "top_k": 5},
-            passages=scored,
-        )
+    output = rerank_offline(library, scored, top_k=5)
 
     ranking = [entry["n"] for entry in output.data["ranking"]]
     assert ranking[:4] == [passages[0].n, passages[2].n, passages[1].n, passport]
