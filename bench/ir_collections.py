@@ -223,18 +223,19 @@ def manpages() -> Collection:
         raise ValueError(f"no man pages found: install Debian's {' '.join(MANPAGE_PACKAGES)} (make bench-docs)")
     cache = ROOT / "var" / "bench" / "manpages.json"
     rendered: dict[str, str] = json.loads(cache.read_text()) if cache.exists() else {}
-    for path in pages:
-        if path.name not in rendered:
-            render = subprocess.run(
-                ["man", "-l", str(path)],
-                capture_output=True,
-                text=True,
-                check=False,
-                env={"MANWIDTH": "80", "LANG": "C.UTF-8"},
-            )
-            rendered[path.name] = render.stdout
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(rendered))
+    missing = [path for path in pages if path.name not in rendered]
+    for path in missing:
+        render = subprocess.run(
+            ["man", "-l", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={"MANWIDTH": "80", "LANG": "C.UTF-8"},
+        )
+        rendered[path.name] = render.stdout
+    if missing:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(rendered))
     documents: dict[int, str] = {}
     summaries: dict[int, str] = {}
     for number, path in enumerate(pages, start=1):
@@ -246,13 +247,11 @@ def manpages() -> Collection:
         body = text[: name.start()] + text[name.end() :]
         documents[number] = "\n".join(line.rstrip() for line in body.splitlines()[1:-1]).strip()  # no header, footer
         summaries[number] = summary
-    judged: dict[int, dict[int, int]] = defaultdict(dict)
+    summarised: dict[str, dict[int, int]] = defaultdict(dict)  # the pages each summary finds
     for number, summary in summaries.items():
-        for other, other_summary in summaries.items():
-            if other_summary.lower() == summary.lower():
-                judged[number][other] = 1
+        summarised[summary.lower()][number] = 1
     queries = {number: summaries[number] for number in list(summaries)[::MANPAGE_QUERY_EVERY]}
-    return Collection("manpages", documents, queries, {n: judged[n] for n in queries})
+    return Collection("manpages", documents, queries, {n: summarised[queries[n].lower()] for n in queries})
 
 
 def _reader(root: Path) -> Callable[[], Collection]:
