@@ -106,9 +106,8 @@ _SMART_TEXT_FIELDS = "TAWK"
 _NUMBERS = re.compile(r"^\s*\d+(\s+[-\w.]+)+\s*$")
 
 
-def _records(path: Path) -> list[tuple[str, dict[str, str]]]:
+def _records(text: str) -> list[tuple[str, dict[str, str]]]:
     """``.I`` records as (id, fields); every field is read, the caller picks."""
-    text = path.read_text(encoding="latin-1")
     return [
         (record.split(None, 1)[0], _fields(record, "A-Z"))
         for record in re.split(r"^\.I\s+", text, flags=re.M)[1:]
@@ -120,9 +119,9 @@ def _smart_text(fields: dict[str, str], names: str) -> str:
     return "\n\n".join(fields[name] for name in names if fields.get(name))
 
 
-def _smart_judgements(path: Path) -> dict[int, dict[int, int]]:
+def _smart_judgements(text: str) -> dict[int, dict[int, int]]:
     """``query doc ...`` lines, or TREC's ``query 0 doc gain`` (the second column always 0 or Q0)."""
-    rows = [line.split() for line in path.read_text(encoding="latin-1").splitlines() if line.strip()]
+    rows = [line.split() for line in text.splitlines() if line.strip()]
     trec = all(len(row) >= 3 and row[1] in ("0", "Q0") for row in rows)
     judged: dict[int, dict[int, int]] = defaultdict(dict)
     for row in rows:
@@ -137,15 +136,19 @@ def smart(root: Path) -> Collection:
     """A SMART collection. Files are told apart by content: the queries file is the ``.I`` file
     named like a query file, the documents file the largest other one (CISI ships its Boolean
     queries as ``.I`` records too), the judgements file the one of number lines (``*rel*`` if several)."""
-    files = [path for path in sorted(root.iterdir()) if path.is_file() and not path.name.lower().startswith("readme")]
-    recorded = [path for path in files if path.read_text(encoding="latin-1").lstrip().startswith(".I")]
+    texts = {
+        path: path.read_text(encoding="latin-1")
+        for path in sorted(root.iterdir())
+        if path.is_file() and not path.name.lower().startswith("readme")
+    }
+    recorded = [path for path, text in texts.items() if text.lstrip().startswith(".I")]
     query_files = [path for path in recorded if re.search(r"qry|quer|que\b|topic", path.name, flags=re.I)]
-    document_files = sorted((path for path in recorded if path not in query_files), key=lambda p: p.stat().st_size)
+    document_files = sorted((path for path in recorded if path not in query_files), key=lambda p: len(texts[p]))
     judgement_files = [
         path
-        for path in files
+        for path, text in texts.items()
         if path not in recorded
-        and (lines := [line for line in path.read_text(encoding="latin-1").splitlines() if line.strip()])
+        and (lines := [line for line in text.splitlines() if line.strip()])
         and all(_NUMBERS.match(line) for line in lines)
     ]
     if len(judgement_files) > 1:
@@ -159,11 +162,11 @@ def smart(root: Path) -> Collection:
         )
     documents = {
         int(number): text
-        for number, fields in _records(document_files[-1])
+        for number, fields in _records(texts[document_files[-1]])
         if (text := _smart_text(fields, _SMART_TEXT_FIELDS))
     }
-    requests = [(int(number), _smart_text(fields, "TW")) for number, fields in _records(query_files[0])]
-    judged = _smart_judgements(judgement_files[0])
+    requests = [(int(number), _smart_text(fields, "TW")) for number, fields in _records(texts[query_files[0]])]
+    judged = _smart_judgements(texts[judgement_files[0]])
     # Judgements name queries by their .I number, or (as Cranfield's do) by their place in the file.
     by_number = {number: text for number, text in requests if text}
     if not judged.keys() <= by_number.keys():
