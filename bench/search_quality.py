@@ -20,7 +20,9 @@ Beside them, on the same document texts in the same run:
 
 nDCG@10 uses exponential gain 2^g - 1 (graded Cranfield judgements; CACM is binary), recall@100;
 means over the queries that have judgements. Targets (issue 17): keyword within 0.01 of bm25s and
-hybrid >= rrf(bm25s,vector) + 0.01 on every collection.
+hybrid >= rrf(bm25s,vector) + 0.01 on every collection. Each gap is printed with a 95% paired
+bootstrap interval over the queries (the same resampled queries for both rankings), which says
+whether a collection of a few dozen queries can tell the two rankings apart at all.
 
     .venv/bin/python bench/search_quality.py [--collections cranfield cacm path/to/cisi] [--chunk-tokens 256]
         [--reindex]
@@ -33,6 +35,7 @@ import hashlib
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ SCRATCH_DB = "bench_search_quality"
 EMBEDDING_CACHE = ROOT / "var" / "bench" / "embeddings"
 TOP_FOR_NDCG = 30  # chunks fetched for nDCG@10 (several may share a document); fusion depth stays 50
 TOP_FOR_RECALL = 300  # chunks fetched for recall@100
+BOOTSTRAP_SAMPLES = 10_000
 
 
 class CachedEmbedder:
@@ -158,7 +162,22 @@ def bm25s_rankings(collection: Collection, numbers: list[int]) -> dict[int, list
     return {n: [ids[i] for i in row] for n, row in zip(numbers, results.tolist(), strict=True)}
 
 
-def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -> dict[str, tuple[float, float]]:
+@dataclass(frozen=True)
+class Figures:
+    ndcg: float
+    recall: float
+    ndcg_per_query: np.ndarray  # in the order of collection.scored_queries()
+
+
+def gap_interval(better: Figures, worse: Figures) -> str:
+    """Mean nDCG@10 difference with its 95% paired bootstrap interval, e.g. ``+0.034 [+0.012, +0.057]``."""
+    differences = better.ndcg_per_query - worse.ndcg_per_query
+    samples = np.random.default_rng(0).integers(0, len(differences), (BOOTSTRAP_SAMPLES, len(differences)))
+    low, high = np.percentile(differences[samples].mean(axis=1), [2.5, 97.5])
+    return f"{differences.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -> dict[str, Figures]:
     from apps.search import selectors
 
     selectors.K_MAX = TOP_FOR_RECALL  # recall@100 needs 100 documents, i.e. more than 100 chunks
@@ -181,9 +200,10 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -
     figures = {}
     print(f"  {'ranking':<20} {'nDCG@10':>8} {'recall@100':>11} {'p50 ms':>7} {'p95 ms':>7}")
     for name in top:
-        ndcg = statistics.mean(ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers)
+        per_query = np.array([ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers])
+        ndcg = float(per_query.mean())
         recall = statistics.mean(recall_at_100(deep[name][n], collection.judged[n]) for n in numbers)
-        figures[name] = (ndcg, recall)
+        figures[name] = Figures(ndcg, recall, per_query)
         times = (
             f"{percentile(timings[name], 50):>7.1f} {percentile(timings[name], 95):>7.1f}" if name in timings else ""
         )
@@ -223,13 +243,16 @@ def main() -> None:
             figures = evaluate(collection, folder_id, embedder)
             summary.append((collection.name, chunk_tokens, figures))
     print("\nnDCG@10 against the targets (keyword - bm25s >= -0.01; hybrid - rrf(bm25s,vector) >= +0.01)")
-    print(f"  {'collection':<16} {'keyword-bm25s':>14} {'hybrid-rrf':>11} {'hybrid-rrf(own)':>16}")
+    print("  gap [95% paired bootstrap interval over the queries]")
+    print(f"  {'collection':<20} {'keyword-bm25s':>24} {'hybrid-rrf':>24} {'hybrid-rrf(own)':>16}")
     gaps = []
     for name, chunk_tokens, figures in summary:
-        keyword_gap = figures["keyword"][0] - figures["bm25s"][0]
-        hybrid_gap = figures["hybrid"][0] - figures["rrf(bm25s,vector)"][0]
-        own_gap = figures["hybrid"][0] - figures["rrf(keyword,vector)"][0]
-        print(f"  {name + '/' + str(chunk_tokens):<16} {keyword_gap:>+14.3f} {hybrid_gap:>+11.3f} {own_gap:>+16.3f}")
+        keyword_gap = figures["keyword"].ndcg - figures["bm25s"].ndcg
+        hybrid_gap = figures["hybrid"].ndcg - figures["rrf(bm25s,vector)"].ndcg
+        own_gap = figures["hybrid"].ndcg - figures["rrf(keyword,vector)"].ndcg
+        keyword_interval = gap_interval(figures["keyword"], figures["bm25s"])
+        hybrid_interval = gap_interval(figures["hybrid"], figures["rrf(bm25s,vector)"])
+        print(f"  {name + '/' + str(chunk_tokens):<20} {keyword_interval:>24} {hybrid_interval:>24} {own_gap:>+16.3f}")
         gaps.append((keyword_gap, hybrid_gap, own_gap))
     if len(gaps) > 1:
         columns = list(zip(*gaps, strict=True))
