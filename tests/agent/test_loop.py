@@ -1,4 +1,4 @@
-"""Agent mode through `run_execute` with the scripted provider: flows, limits, fallback, security."""
+"""Agent mode through `run_execute` with the scripted provider: the flows of a run (test_loop_limits.py: its limits)."""
 
 from __future__ import annotations
 
@@ -9,36 +9,18 @@ import time
 import pytest
 
 from apps.chat import services
-from apps.chat.agent import loop as loop_module
-from apps.chat.agent.prompts import AGENT_SYSTEM_PROMPT, FINAL_ANSWER_SYSTEM_PROMPT
+from apps.chat.agent.prompts import AGENT_SYSTEM_PROMPT
 from apps.chat.agent.tools import documents as documents_module
-from apps.chat.agent.tools import files as files_module
-from apps.chat.models import Message, RunStatus
+from apps.chat.models import RunStatus
 from apps.chat.standard import chat_run_standard
 from apps.library.models import Chunk
-from apps.llm.base import LLMUnavailableError
 from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import ScriptedProvider, text_response, tool_call_response
-from apps.llm.sources import parse_user_prompt
-from apps.llm.types import LLMRequest, LLMResponse, Role, Usage
+from apps.llm.types import LLMRequest, LLMResponse, Role
 from tests.support.agent_requests import number_of, tool_payloads
-from tests.support.agent_runs import SECRET_TEXT, ask, tool_results
+from tests.support.agent_runs import QUESTION, WITHHELD_2024, answer_message, ask, cite, tool_results
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
-WITHHELD_2024 = "withheld on the 2024 W-2"
-
-
-def cite(needle: str, template: str = "Federal income tax withheld was 12,300 dollars [{n}].", **usage: int):
-    def respond(request: LLMRequest) -> LLMResponse:
-        return LLMResponse(text=template.format(n=number_of(request, needle)), usage=Usage(**usage))
-
-    return respond
-
-
-def answer_message(run) -> Message:
-    return Message.objects.get(pk=run.answer_id)
 
 
 def test_simple_search_read_answer(library, scripted):
@@ -190,177 +172,6 @@ def test_comparison_runs_the_calls_of_one_turn_concurrently(library, scripted, m
     assert run.metrics["searches"] == 2 and run.metrics["reads"] == 2 and run.iterations == 3
     # Chunks found by both searches, and again by the reads, are numbered once.
     assert run.metrics["passages"] == Chunk.objects.filter(folder=library.folder).count() == 6
-
-
-def test_iteration_cap_forces_an_answer_from_what_was_gathered_and_says_so(library, scripted, settings):
-    settings.AGENT_MAX_ITERATIONS = 2
-    final_requests: list[LLMRequest] = []
-
-    def final(request: LLMRequest) -> LLMResponse:
-        final_requests.append(request)
-        prompt = parse_user_prompt(request.messages[-1].content)
-        n = next(s.n for s in prompt.sources if "withheld on the 2024" in s.text)
-        return LLMResponse(text=f"Federal income tax withheld was 12,300 dollars [{n}].")
-
-    scripted.push(
-        tool_call_response(("search_folder", {"query": "tax withheld"})),
-        tool_call_response(("search_folder", {"query": "W-2 2024"})),  # still only tool calls at the cap
-        final,
-    )
-
-    run, events = ask(library.folder, QUESTION)
-
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == ""
-    (request,) = final_requests
-    assert request.tools == () and request.system == FINAL_ANSWER_SYSTEM_PROMPT and request.stream
-    assert [m.role for m in request.messages] == [Role.USER]  # a fresh prompt, no tool-call turns
-    prompt = request.messages[-1].content
-    assert "<research_trace>" in prompt and "limit of 2 tool rounds reached" in prompt
-    assert 'search_folder "tax withheld" (hybrid)' in prompt and 'search_folder "W-2 2024" (hybrid)' in prompt
-    assert parse_user_prompt(prompt).question == QUESTION
-    answer = answer_message(run)
-    assert answer.content["text"].startswith("Federal income tax withheld was 12,300 dollars [")
-    assert "research step limit (2)" in answer.content["text"]
-    assert "".join(e.data["text"] for e in events if e.type == "text_delta") == answer.content["text"]
-    assert answer.content["citations"][0]["location"] == "page 2"
-    assert run.iterations == 2 and len(run.tool_calls) == 2
-    assert run.metrics["finish"] == "iteration_limit" and run.metrics["forced_final_answer"] is True
-    generating = [e.data for e in events if e.type == "status" and e.data["phase"] == "generating"]
-    assert [{key: value for key, value in data.items() if key != "timestamp"} for data in generating] == [
-        {
-            "phase": "generating",
-            "iteration": 2,
-            "forced": True,
-            "reason": "iteration_limit",
-            "message": "Step 2: Writing the answer (iteration_limit)",
-        }
-    ]
-
-
-def test_an_empty_answer_is_replaced_by_a_forced_one(library, scripted):
-    scripted.push(
-        tool_call_response(("search_folder", {"query": "tax withheld"})),
-        LLMResponse(text="  "),
-        text_response("Nothing certain, but see [1]."),
-    )
-
-    run, _ = ask(library.folder, QUESTION)
-
-    assert answer_message(run).content["text"] == "Nothing certain, but see [1]."
-    assert run.metrics["finish"] == "empty_answer" and scripted.requests[-1].tools == ()
-
-
-def test_total_timeout_falls_back_to_standard_mode(library, scripted, settings):
-    settings.AGENT_TOTAL_TIMEOUT_SECONDS = 0.6
-
-    def hang(request: LLMRequest) -> LLMResponse:
-        time.sleep(2)
-        return text_response("too late")
-
-    scripted.push(
-        tool_call_response(("search_folder", {"query": "tax withheld"})),
-        hang,
-        text_response("Standard mode says 12,300 dollars [1]."),
-    )
-    started = time.monotonic()
-
-    run, events = ask(library.folder, QUESTION)
-
-    assert time.monotonic() - started < 1.8  # did not wait for the hung model call
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == "total timeout of 0.6 s reached"
-    assert answer_message(run).content["text"] == "Standard mode says 12,300 dollars [1]."
-    assert answer_message(run).metadata["fallback_reason"] == run.fallback_reason
-    fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
-    assert fallback["reason"] == run.fallback_reason and fallback["message"].startswith("Falling back")
-    assert run.metrics["fallback_used"] is True and run.metrics["agent"]["finish"] == "fallback"
-    assert run.iterations == 2 and [c["name"] for c in run.tool_calls] == ["search_folder"]
-    assert scripted.requests[-1].tools == ()  # the standard-mode request
-    assert "too late" not in "".join(e.data.get("text", "") for e in events)
-
-
-def test_a_slow_tool_times_out_as_an_error_result_and_the_loop_goes_on(library, scripted, settings, monkeypatch):
-    settings.AGENT_TOOL_TIMEOUT_SECONDS = 0.3
-
-    def slow_stats(**kwargs):
-        time.sleep(1.5)
-        return None
-
-    monkeypatch.setattr(files_module, "folder_stats", slow_stats)
-    scripted.push(
-        tool_call_response(("get_stats", {}), ("search_folder", {"query": "tax withheld"})),
-        cite(WITHHELD_2024),
-    )
-    started = time.monotonic()
-
-    run, events = ask(library.folder, QUESTION)
-
-    assert time.monotonic() - started < 1.4
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == ""
-    stats, search = tool_results(events)
-    assert (stats["tool_name"], stats["status"], stats["tool_output"]) == (
-        "get_stats",
-        "error",
-        "get_stats timed out after 0.3 s",
-    )
-    assert search["status"] == "complete"
-    stats_message = next(m for m in scripted.requests[1].messages if m.role is Role.TOOL)
-    assert stats_message.is_error and json.loads(stats_message.content) == {"error": "get_stats timed out after 0.3 s"}
-    assert run.metrics["tool_errors"] == 1
-
-
-def test_provider_failure_falls_back_to_standard_mode(library, scripted):
-    scripted.push(
-        tool_call_response(("search_folder", {"query": "tax withheld"})),
-        LLMUnavailableError("upstream 503"),
-        text_response("Federal income tax withheld was 12,300 dollars [1]."),
-    )
-
-    run, events = ask(library.folder, QUESTION)
-
-    assert run.status == RunStatus.COMPLETED
-    assert run.fallback_reason == "model error: upstream 503"
-    assert run.metrics["fallback_used"] is True and run.metrics["searches"] == 1  # standard's own search
-    assert run.metrics["agent"]["searches"] == 1 and run.metrics["agent"]["llm_calls"] == 2
-    assert [c["name"] for c in run.tool_calls] == ["search_folder"]
-    after = [e.data.get("phase") or e.type for e in events][[e.type for e in events].index("tool_result") + 1 :]
-    assert after[:3] == ["fallback", "searching", "generating"] and after[-2:] == ["message", "done"]
-    assert answer_message(run).content["citations"][0]["n"] == 1
-
-
-def test_a_broken_loop_falls_back_to_standard_mode(library, scripted, monkeypatch):
-    def broken(*args, **kwargs):
-        raise RuntimeError("render bug")
-
-    monkeypatch.setattr(loop_module.AgentContext, "render", broken)
-    scripted.push(tool_call_response(("search_folder", {"query": "tax"})), text_response("Standard [1]."))
-
-    run, _ = ask(library.folder, QUESTION)
-
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == "agent loop failed: RuntimeError: render bug"
-
-
-def test_another_folders_file_ids_are_refused_and_nothing_leaks(library, secret_file, scripted):
-    scripted.push(
-        tool_call_response(
-            ("read_document", {"doc_id": secret_file.pk}),
-            ("get_file", {"file_id": secret_file.pk}),
-            ("get_file_metadata", {"file_id": secret_file.pk}),
-            ("read_multiple_documents", {"doc_ids": [secret_file.pk]}),
-        ),
-        text_response("I found nothing about that in this folder."),
-    )
-
-    run, events = ask(library.folder, "What is the merger price in deals/merger.txt?")
-
-    results = tool_results(events)
-    assert [r["status"] for r in results] == ["error", "error", "error", "complete"]
-    assert [r["tool_output"] for r in results[:3]] == ["not found or access denied"] * 3
-    payloads = tool_payloads(scripted.requests[1])
-    assert payloads[:3] == [{"error": "not found or access denied"}] * 3
-    assert payloads[3]["documents"] == [{"doc_id": secret_file.pk, "error": "not found or access denied"}]
-    everything = json.dumps([[m.content for m in r.messages] for r in scripted.requests])
-    everything += json.dumps([e.data for e in events]) + json.dumps(run.tool_calls)
-    assert SECRET_TEXT not in everything and "merger.txt" not in everything.replace("deals/merger.txt?", "")
 
 
 def test_invalid_arguments_and_unknown_tools_come_back_as_errors_and_the_loop_goes_on(library, scripted):

@@ -14,13 +14,11 @@ from apps.llm.factory import use_provider_for_tests
 from apps.llm.openai_provider import OpenAIProvider
 from apps.llm.scripted import ScriptedProvider, text_response, tool_call_response
 from apps.llm.types import LLMResponse, Usage
-from tests.support.agent_runs import ask
+from tests.support.agent_runs import QUESTION, ask
 from tests.support.chat_library import make_folder
 from tests.support.llm_wire_stub import StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 
 
 @pytest.fixture

@@ -20,13 +20,11 @@ from apps.llm.extractive import ExtractiveProvider
 from apps.llm.factory import use_provider_for_tests
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.types import LLMRequest, ToolCall
-from tests.support.agent_runs import ask, tool_results
+from tests.support.agent_runs import QUESTION, ask, tool_results
 from tests.support.images import png, receipt_image
 from tests.support.llm_wire_stub import OPENAI_PATH
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 
 
 def run_tool(library, name: str, arguments: dict, *, passages=()):

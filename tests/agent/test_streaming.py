@@ -17,12 +17,11 @@ from apps.core.events import Event
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.sources import parse_user_prompt
-from tests.support.agent_runs import ask
+from tests.support.agent_runs import QUESTION, ask
 from tests.support.llm_wire_stub import StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 SLOW_ANSWER = " ".join(["Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1]."] * 5)  # 55 words
 
 

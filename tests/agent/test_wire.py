@@ -10,12 +10,10 @@ import pytest
 from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT
 from apps.chat.models import Message
 from apps.search.selectors import chunk_search
-from tests.support.agent_runs import ask, tool_results
+from tests.support.agent_runs import QUESTION, ask, tool_results
 from tests.support.llm_wire_stub import OPENAI_PATH, StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
 
 
 def n_of(library, query: str, needle: str) -> int:

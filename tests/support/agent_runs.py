@@ -12,8 +12,14 @@ from typing import Any
 
 import pytest
 
+from apps.chat.models import Message
 from apps.chat.services import chat_start, run_execute
 from apps.library.models import Folder
+from apps.llm.types import LLMRequest, LLMResponse, Usage
+from tests.support.agent_requests import number_of
+
+QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
+WITHHELD_2024 = "withheld on the 2024 W-2"
 
 # Another user's text: no answer, tool result or prompt of the owner's run may ever show it.
 SECRET_TEXT = "The confidential merger price agreed with Globex is 31 million dollars."
@@ -28,6 +34,19 @@ def ask(folder: Folder, text: str, *, agent_mode: bool = True, conversation=None
 
 def tool_results(events) -> list[dict]:
     return [event.data for event in events if event.type == "tool_result"]
+
+
+def cite(needle: str, template: str = "Federal income tax withheld was 12,300 dollars [{n}].", **usage: int):
+    """A scripted model turn that answers citing the passage holding ``needle``."""
+
+    def respond(request: LLMRequest) -> LLMResponse:
+        return LLMResponse(text=template.format(n=number_of(request, needle)), usage=Usage(**usage))
+
+    return respond
+
+
+def answer_message(run) -> Message:
+    return Message.objects.get(pk=run.answer_id)
 
 
 @dataclass
