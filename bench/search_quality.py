@@ -164,17 +164,31 @@ def bm25s_rankings(collection: Collection, numbers: list[int]) -> dict[int, list
 
 @dataclass(frozen=True)
 class Figures:
-    ndcg: float
     recall: float
     ndcg_per_query: np.ndarray  # in the order of collection.scored_queries()
 
+    @property
+    def ndcg(self) -> float:
+        return float(self.ndcg_per_query.mean())
 
-def gap_interval(better: Figures, worse: Figures) -> str:
-    """Mean nDCG@10 difference with its 95% paired bootstrap interval, e.g. ``+0.034 [+0.012, +0.057]``."""
+
+@dataclass(frozen=True)
+class Gap:
+    """A mean nDCG@10 difference and its 95% paired bootstrap interval."""
+
+    mean: float
+    low: float
+    high: float
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.3f} [{self.low:+.3f}, {self.high:+.3f}]"
+
+
+def ndcg_gap(better: Figures, worse: Figures) -> Gap:
     differences = better.ndcg_per_query - worse.ndcg_per_query
     samples = np.random.default_rng(0).integers(0, len(differences), (BOOTSTRAP_SAMPLES, len(differences)))
     low, high = np.percentile(differences[samples].mean(axis=1), [2.5, 97.5])
-    return f"{differences.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
+    return Gap(float(differences.mean()), float(low), float(high))
 
 
 def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -> dict[str, Figures]:
@@ -200,10 +214,9 @@ def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -
     figures = {}
     print(f"  {'ranking':<20} {'nDCG@10':>8} {'recall@100':>11} {'p50 ms':>7} {'p95 ms':>7}")
     for name in top:
-        per_query = np.array([ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers])
-        ndcg = float(per_query.mean())
         recall = statistics.mean(recall_at_100(deep[name][n], collection.judged[n]) for n in numbers)
-        figures[name] = Figures(ndcg, recall, per_query)
+        figures[name] = Figures(recall, np.array([ndcg_at_10(top[name][n], collection.judged[n]) for n in numbers]))
+        ndcg = figures[name].ndcg
         times = (
             f"{percentile(timings[name], 50):>7.1f} {percentile(timings[name], 95):>7.1f}" if name in timings else ""
         )
@@ -247,13 +260,11 @@ def main() -> None:
     print(f"  {'collection':<20} {'keyword-bm25s':>24} {'hybrid-rrf':>24} {'hybrid-rrf(own)':>16}")
     gaps = []
     for name, chunk_tokens, figures in summary:
-        keyword_gap = figures["keyword"].ndcg - figures["bm25s"].ndcg
-        hybrid_gap = figures["hybrid"].ndcg - figures["rrf(bm25s,vector)"].ndcg
+        keyword = ndcg_gap(figures["keyword"], figures["bm25s"])
+        hybrid = ndcg_gap(figures["hybrid"], figures["rrf(bm25s,vector)"])
         own_gap = figures["hybrid"].ndcg - figures["rrf(keyword,vector)"].ndcg
-        keyword_interval = gap_interval(figures["keyword"], figures["bm25s"])
-        hybrid_interval = gap_interval(figures["hybrid"], figures["rrf(bm25s,vector)"])
-        print(f"  {name + '/' + str(chunk_tokens):<20} {keyword_interval:>24} {hybrid_interval:>24} {own_gap:>+16.3f}")
-        gaps.append((keyword_gap, hybrid_gap, own_gap))
+        print(f"  {name + '/' + str(chunk_tokens):<20} {keyword!s:>24} {hybrid!s:>24} {own_gap:>+16.3f}")
+        gaps.append((keyword.mean, hybrid.mean, own_gap))
     if len(gaps) > 1:
         columns = list(zip(*gaps, strict=True))
         print("  spread (min .. max): " + ", ".join(f"{min(c):+.3f} .. {max(c):+.3f}" for c in columns))
