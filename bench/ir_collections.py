@@ -25,6 +25,7 @@ import subprocess
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from scratch import ROOT
@@ -257,10 +258,6 @@ def manpages() -> Collection:
     return Collection("manpages", documents, queries, {n: summarised[queries[n].lower()] for n in queries})
 
 
-def _reader(root: Path) -> Callable[[], Collection]:
-    return lambda: collection_at(root)
-
-
 COLLECTIONS: dict[str, Callable[[], Collection]] = {
     "cranfield": cranfield,
     "cacm": cacm,
@@ -270,7 +267,7 @@ COLLECTIONS: dict[str, Callable[[], Collection]] = {
 }
 # Every other collection in the data directory, by its directory's name.
 COLLECTIONS.update(
-    (path.name, _reader(path))
+    (path.name, partial(collection_at, path))
     for path in sorted(DATA.iterdir() if DATA.is_dir() else [])
     if path.is_dir() and path.name not in COLLECTIONS
 )
