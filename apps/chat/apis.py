@@ -28,7 +28,7 @@ from apps.chat.serializers import (
 from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.selectors import folder_get_owned
+from apps.library.access import folder_access
 
 
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
@@ -60,7 +60,7 @@ class FolderChatApi(APIView):
         },
     )
     def post(self, request: Request, folder_id: int) -> HttpResponseBase:
-        folder = folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id)
         data = self.ChatInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from apps.chat.metrics import agent_metrics_summary
 from apps.core.openapi import error_response
-from apps.library.selectors import folder_get_owned
+from apps.library.access import folder_access
 
 
 class LatencySerializer(serializers.Serializer):
@@ -76,6 +76,6 @@ class AgentMetricsApi(APIView):
         values = filters.validated_data
         folder_id = values.get("folder_id")
         if folder_id is not None:
-            folder_get_owned(user=request.user, folder_id=folder_id)  # another user's folder is a 404
+            folder_access(user=request.user, folder_id=folder_id)  # another user's folder is a 404
         summary = agent_metrics_summary(owner_id=request.user.pk, folder_id=folder_id, since=values.get("since"))
         return Response(AgentMetricsOutputSerializer(summary).data)

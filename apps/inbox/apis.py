@@ -24,7 +24,7 @@ from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.inbox import selectors
 from apps.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
 from apps.inbox.services import inbox_conversation_start, inbox_message_post
-from apps.library.selectors import folder_get_owned
+from apps.library.access import FolderAction, folder_access
 
 DETAIL_MESSAGES = 200
 
@@ -94,7 +94,7 @@ class InboxConversationCollectionApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         data = self.StartInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_get_owned(user=request.user, folder_id=data.validated_data["folder_id"])
+        folder = folder_access(user=request.user, folder_id=data.validated_data["folder_id"], action=FolderAction.VIEW)
         conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
         if run is not None:
             return _run_response(request, conversation=conversation, run=run)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library import selectors, services
+from apps.library.access import FolderAction, file_access, folder_access, folders_visible
 from apps.library.exclusions import MAX_PATTERN_CHARS, ExcludePatternError, exclude_patterns_clean
 from apps.library.models import File, FileStatus, Folder, SourceKind
 
@@ -108,7 +108,7 @@ class FolderCollectionApi(APIView):
     @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(FolderOutputSerializer)})
     def get(self, request: Request) -> Response:
         return paginated_response(
-            queryset=selectors.folder_list(user=request.user),
+            queryset=folders_visible(user=request.user).order_by("-created_at"),
             serializer_class=FolderOutputSerializer,
             request=request,
             view=self,
@@ -142,21 +142,23 @@ class FolderDetailApi(APIView):
     def get(self, request: Request, folder_id: int) -> Response:
         # Read before the folder: every event after it is at least as new as the state returned.
         after = selectors.folder_events_position(folder_id=folder_id)
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id)
         folder.events_after = after  # type: ignore[attr-defined]
         return Response(FolderDetailOutputSerializer(folder).data)
 
     @extend_schema(request=FolderUpdateInputSerializer, responses={200: FolderOutputSerializer})
     def patch(self, request: Request, folder_id: int) -> Response:
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
         data = self.FolderUpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        # Renaming is the owner's; exclude patterns are an editor's.
+        action = FolderAction.MANAGE if "name" in data.validated_data else FolderAction.EDIT
+        folder = folder_access(user=request.user, folder_id=folder_id, action=action)
         folder = services.folder_update(folder=folder, **data.validated_data)
         return Response(FolderOutputSerializer(folder).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:
-        services.folder_delete(folder=selectors.folder_get_owned(user=request.user, folder_id=folder_id))
+        services.folder_delete(folder=folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -169,7 +171,7 @@ class FolderFilesApi(APIView):
         parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(FileOutputSerializer)}
     )
     def get(self, request: Request, folder_id: int) -> Response:
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         files = selectors.file_list(folder=folder, **filters.validated_data)
@@ -179,7 +181,7 @@ class FolderFilesApi(APIView):
 class FolderReindexApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         services.folder_index_enqueue(folder=folder)
         folder.refresh_from_db()
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
@@ -188,7 +190,7 @@ class FolderReindexApi(APIView):
 class FolderSyncApi(APIView):
     @extend_schema(request=None, responses={202: FolderOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         if folder.status == "needs_reauth":
             raise ApplicationError("Reconnect Google Drive before syncing this folder.")
         services.folder_sync_enqueue(folder=folder)
@@ -198,9 +200,7 @@ class FolderSyncApi(APIView):
 class FileDetailApi(APIView):
     @extend_schema(responses={200: FileOutputSerializer})
     def get(self, request: Request, file_id: int) -> Response:
-        file = selectors.file_get(user=request.user, file_id=file_id)
-        if file is None:
-            raise Http404("File not found.")
+        file = file_access(user=request.user, file_id=file_id)
         return Response(FileOutputSerializer(file).data)
 
 
@@ -221,7 +221,7 @@ class FolderFilesRetryApi(APIView):
 
     @extend_schema(request=RetryInputSerializer, responses={202: RetryOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = selectors.folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         data = self.RetryInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         retried = services.files_retry(folder=folder, file_ids=data.validated_data.get("file_ids"))
@@ -235,9 +235,7 @@ class FolderFilesRetryApi(APIView):
 class FileRetryApi(APIView):
     @extend_schema(request=None, responses={202: FileOutputSerializer})
     def post(self, request: Request, file_id: int) -> Response:
-        file = selectors.file_get(user=request.user, file_id=file_id)
-        if file is None:
-            raise Http404("File not found.")
+        file = file_access(user=request.user, file_id=file_id, action=FolderAction.EDIT)
         if file.status not in services.RETRYABLE:
             raise ApplicationError(f"{file.path} is {file.status}; only failed or skipped files can be retried.")
         services.files_retry(folder=file.folder, file_ids=[file.pk])

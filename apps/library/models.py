@@ -169,3 +169,31 @@ class SyncLog(TimestampedModel):
     @property
     def summary(self) -> str:
         return f"+{self.added} ~{self.modified} -{self.deleted}"
+
+
+class FolderRole(models.TextChoices):
+    """Ordered: each role may do everything the ones before it may (see apps/library/access.py)."""
+
+    VIEWER = "viewer", "Viewer"
+    EDITOR = "editor", "Editor"
+    OWNER = "owner", "Owner"
+
+
+class FolderMembership(TimestampedModel):
+    """A person other than the owner who may use a folder; the owner is `Folder.owner`, never a row."""
+
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="folder_memberships")
+    role = models.CharField(
+        max_length=16, choices=[(FolderRole.VIEWER, "Viewer"), (FolderRole.EDITOR, "Editor")], default="viewer"
+    )
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["folder", "user"], name="folder_membership_unique")]
+        indexes = [models.Index(fields=["user", "folder"])]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} of {self.folder_id}"

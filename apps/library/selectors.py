@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Count, Max, Min, Q, QuerySet
-from django.http import Http404
 
 from apps.core.events import folder_channel, last_event_id
 from apps.library.models import Chunk, File, FileStatus, Folder
@@ -61,22 +59,6 @@ class Block:
 # -- owned by the caller (endpoints) -----------------------------------------------------------
 
 
-def folder_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Folder]:
-    return Folder.objects.filter(owner_id=user.pk).order_by("-created_at")
-
-
-def folder_get(*, user: AbstractBaseUser | AnonymousUser, folder_id: int) -> Folder | None:
-    return folder_list(user=user).filter(pk=folder_id).first()
-
-
-def folder_get_owned(*, user: AbstractBaseUser | AnonymousUser, folder_id: int) -> Folder:
-    """The caller's folder, or a 404 (never someone else's: the same answer as a missing one)."""
-    folder = folder_get(user=user, folder_id=folder_id)
-    if folder is None:
-        raise Http404("Folder not found.")
-    return folder
-
-
 def folder_events_position(*, folder_id: int) -> str:
     """The newest event id of the folder's stream ("0" when none, or when Redis cannot say)."""
     try:
@@ -98,15 +80,6 @@ def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | N
     if path_prefix:
         files = files.filter(path__startswith=path_prefix)
     return files.defer("embedding", "search_vector")
-
-
-def file_get(*, user: AbstractBaseUser | AnonymousUser, file_id: int) -> File | None:
-    return (
-        File.objects.filter(pk=file_id, folder__owner_id=user.pk)
-        .select_related("folder")
-        .defer("embedding", "search_vector")
-        .first()
-    )
 
 
 # -- one folder's files (agents, inbox, organize) -----------------------------------------------

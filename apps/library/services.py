@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from apps.core.api import ApplicationError, ConflictError
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
@@ -15,19 +15,28 @@ from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKi
 from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.sources import ROOT_CHECKS, SourceAuthError, SourceError, SourceNotFoundError
 
+# One advisory lock for every local-folder creation (an arbitrary constant, unique in this project).
+LOCAL_CLAIM_LOCK = 7_301_544_019
+
 # What a person may ask to index again: files that failed, or were skipped with a reason.
 RETRYABLE = (FileStatus.FAILED, FileStatus.SKIPPED)
 
 
-def local_path_resolve(*, path: str) -> Path:
-    """The real path of a local folder, refused unless it lies under a configured root."""
+def local_roots(*, user: User) -> list[Path]:
+    """The directories this user may connect local folders under: `{username}` in a configured
+    root stands for the user's own name, so roots can be per user."""
+    return [Path(root.replace("{username}", user.get_username())).resolve() for root in settings.LOCAL_FOLDER_ROOTS]
+
+
+def local_path_resolve(*, path: str, user: User) -> Path:
+    """The real path of a local folder, refused unless it lies under one of the user's roots."""
     if "\x00" in path:
         raise ApplicationError("The path contains a NUL byte.")
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
         raise ApplicationError("The path must be absolute.")
     resolved = candidate.resolve()
-    roots = [Path(root).resolve() for root in settings.LOCAL_FOLDER_ROOTS]
+    roots = local_roots(user=user)
     if not any(resolved == root or root in resolved.parents for root in roots):
         raise ApplicationError(
             "The path is outside the allowed local roots.", extra={"allowed_roots": [str(r) for r in roots]}
@@ -35,6 +44,25 @@ def local_path_resolve(*, path: str) -> Path:
     if not resolved.is_dir():
         raise ApplicationError("The path is not an existing directory.")
     return resolved
+
+
+def _local_path_claim(*, owner: User, path: Path) -> None:
+    """Refuse a directory that another user connected, or that contains or lies inside one: its
+    files are theirs, and reading them here would copy them into this account. Called in the
+    creating transaction under a lock, so two users racing for one directory cannot both win."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOCAL_CLAIM_LOCK])
+    others = Folder.objects.filter(source=SourceKind.LOCAL).exclude(owner=owner)
+    overlapping = [
+        str(path),
+        *[str(parent) for parent in path.parents],
+    ]
+    inside = others.filter(external_id__startswith=str(path).rstrip("/") + "/")
+    if others.filter(external_id__in=overlapping).exists() or inside.exists():
+        raise ConflictError(
+            "Another user has connected this directory (or one inside or around it); "
+            "ask them to share their folder with you instead."
+        )
 
 
 def folder_create(
@@ -48,7 +76,7 @@ def folder_create(
 ) -> Folder:
     patterns = _patterns_clean(DEFAULT_EXCLUDE_PATTERNS if exclude_patterns is None else exclude_patterns)
     if source == SourceKind.LOCAL:
-        external_id = str(local_path_resolve(path=external_id))
+        external_id = str(local_path_resolve(path=external_id, user=owner))
         name = name or Path(external_id).name
     elif source == SourceKind.DRIVE:
         if not external_id.strip():
@@ -58,6 +86,8 @@ def folder_create(
         raise ApplicationError(f"Unknown source {source!r}.")
     try:
         with transaction.atomic():
+            if source == SourceKind.LOCAL:
+                _local_path_claim(owner=owner, path=Path(external_id))
             folder = Folder.objects.create(
                 owner=owner,
                 source=source,

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from apps.core.events import folder_channel
 from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
-from apps.library.models import Folder
+from apps.library.access import afolder_access
 
 
 @require_GET
@@ -21,7 +21,7 @@ async def folder_events(request: HttpRequest, folder_id: int) -> HttpResponseBas
     after_id = resume_id_or_error(request)
     if isinstance(after_id, JsonResponse):
         return after_id
-    if not await Folder.objects.filter(pk=folder_id, owner_id=user.pk).aexists():
+    if not await afolder_access(user=user, folder_id=folder_id):
         return JsonResponse({"detail": "Folder not found."}, status=404)
     return sse_response(
         sse_stream(

@@ -10,8 +10,8 @@ from rest_framework.views import APIView
 
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, paginated
+from apps.library.access import folder_access
 from apps.library.models import SyncLog
-from apps.library.selectors import folder_get_owned
 from apps.library.sync_selectors import sync_log_list
 
 
@@ -36,7 +36,7 @@ class SyncLogOutputSerializer(serializers.ModelSerializer[SyncLog]):
 class FolderSyncLogApi(APIView):
     @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(SyncLogOutputSerializer)})
     def get(self, request: Request, folder_id: int) -> Response:
-        folder = folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id)
         return paginated_response(
             queryset=sync_log_list(folder=folder), serializer_class=SyncLogOutputSerializer, request=request, view=self
         )

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
-from apps.library.selectors import folder_get_owned
+from apps.library.access import FolderAction, folder_access
 from apps.organize import decisions, selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
 from apps.organize.paths import file_path_clean, folder_path_clean
@@ -129,7 +129,7 @@ class OrganizeApi(APIView):
     def post(self, request: Request) -> Response:
         data = self.OrganizeInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_get_owned(user=request.user, folder_id=data.validated_data["folder_id"])
+        folder = folder_access(user=request.user, folder_id=data.validated_data["folder_id"], action=FolderAction.EDIT)
         outcomes = services.files_suggest(
             folder=folder, paths=data.validated_data.get("paths"), force=data.validated_data["force"]
         )

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from apps.library.selectors import folder_get_owned
+from apps.library.access import folder_access
 from apps.search.selectors import K_MAX, chunk_search
 from apps.search.types import SearchFilters, SearchMode
 
@@ -56,7 +56,7 @@ class FolderSearchApi(APIView):
 
     @extend_schema(request=SearchInputSerializer, responses={200: SearchOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
-        folder = folder_get_owned(user=request.user, folder_id=folder_id)
+        folder = folder_access(user=request.user, folder_id=folder_id)
         data = self.SearchInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

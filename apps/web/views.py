@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -15,7 +14,8 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
-from apps.library.selectors import folder_get
+from apps.library.access import folder_access
+from apps.library.services import local_roots
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
 
@@ -65,15 +65,13 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
     # The roots are shown next to the path field: the API refuses local folders outside them.
-    context = {"local_roots": settings.LOCAL_FOLDER_ROOTS, "drive_notice": notice}
+    context = {"local_roots": [str(root) for root in local_roots(user=request.user)], "drive_notice": notice}
     return render(request, "web/folders.html", context, status=status)
 
 
 @login_required
 def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
-    folder = folder_get(user=request.user, folder_id=folder_id)
-    if folder is None:
-        raise Http404("Folder not found.")
+    folder = folder_access(user=request.user, folder_id=folder_id)
     return render(request, "web/chat.html", {"folder": folder})
 
 

@@ -22,7 +22,7 @@ from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
-from apps.library.models import Folder
+from apps.library.access import folders_visible
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +56,9 @@ def run_question(run: AgentRun) -> Message:
     """The run's question, once the run's folder is known to be the asker's."""
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
-    # The tools' only authorization is the folder id; make sure it is the asker's folder.
-    if not Folder.objects.filter(pk=run.conversation.folder_id, owner_id=run.owner_id).exists():
+    # The tools' only authorization is the folder id: the asker must still have a role on it (a
+    # member whose share was revoked after asking gets no answer from the folder).
+    if not folders_visible(user=run.owner).filter(pk=run.conversation.folder_id).exists():
         raise ApplicationError("Folder not found.")
     return run.question
 

@@ -7,8 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.core.api import ApplicationError, ConflictError
-from apps.library.models import SourceKind
-from apps.library.selectors import folder_list
+from apps.library.models import Folder, SourceKind
 from apps.library.services import folder_create
 
 
@@ -33,7 +32,7 @@ class Command(BaseCommand):
                 owner=user, source=SourceKind.LOCAL, external_id=path, name=name, start_indexing=index
             )
         except ConflictError:
-            existing = folder_list(user=user).filter(source=SourceKind.LOCAL, external_id=path).first()
+            existing = Folder.objects.filter(owner=user, source=SourceKind.LOCAL, external_id=path).first()
             if existing is None:
                 raise
             self.stderr.write(f"{path} is already connected as folder {existing.pk}.")

@@ -1,0 +1,103 @@
+"""The one answer to "may this user do this to this folder?".
+
+Every endpoint, page, event stream and file read that starts from a folder, a file or a chunk asks
+here; nothing else filters by owner. What a user has no role on does not exist for them (404, the
+same answer as a missing id); what their role does not allow is a 403 that says which role would.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from rest_framework import status
+
+from apps.core.api import ApplicationError
+from apps.library.models import File, Folder, FolderMembership, FolderRole
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+class FolderAction(enum.Enum):
+    """What a caller wants to do, and the least role that allows it."""
+
+    VIEW = FolderRole.VIEWER  # list, search, chat, open documents, follow the folder's events
+    EDIT = FolderRole.EDITOR  # sync, re-index, retry, excludes, organize (accept, choose, undo), upload
+    MANAGE = FolderRole.OWNER  # members, rename, remove
+
+
+_RANK = {FolderRole.VIEWER: 0, FolderRole.EDITOR: 1, FolderRole.OWNER: 2}
+_ACTION_WORDS = {FolderAction.EDIT: "an editor", FolderAction.MANAGE: "the owner"}
+
+
+class FolderPermissionDenied(ApplicationError):
+    status_code = status.HTTP_403_FORBIDDEN
+
+
+def folders_visible(*, user: AnyUser) -> QuerySet[Folder]:
+    """Every folder the user has a role on: owned or shared with them."""
+    if not user.is_authenticated:
+        return Folder.objects.none()
+    shared = FolderMembership.objects.filter(user_id=user.pk).values("folder_id")
+    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared))
+
+
+def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:
+    if not user.is_authenticated:
+        return None
+    if folder.owner_id == user.pk:
+        return FolderRole.OWNER
+    role = FolderMembership.objects.filter(folder_id=folder.pk, user_id=user.pk).values_list("role", flat=True).first()
+    return FolderRole(role) if role else None
+
+
+def folder_role_check(*, user: AnyUser, folder: Folder, action: FolderAction) -> FolderRole:
+    """The user's role on `folder` when it allows `action`; 404 without a role, 403 below it."""
+    role = folder_role(user=user, folder=folder)
+    if role is None:
+        raise Http404("Folder not found.")
+    if _RANK[role] < _RANK[action.value]:
+        raise FolderPermissionDenied(
+            f"Only {_ACTION_WORDS[action]} of this folder can do this; you are a {role.label.lower()}."
+        )
+    return role
+
+
+def folder_access(*, user: AnyUser, folder_id: int, action: FolderAction = FolderAction.VIEW) -> Folder:
+    """The folder, when the user may do `action` to it (else 404 or 403, see the module)."""
+    folder = Folder.objects.filter(pk=folder_id).first()
+    if folder is None:
+        raise Http404("Folder not found.")
+    folder_role_check(user=user, folder=folder, action=action)
+    return folder
+
+
+async def afolder_access(*, user: AnyUser, folder_id: int, action: FolderAction = FolderAction.VIEW) -> bool:
+    """For async views (event streams): whether the user may do `action` to the folder."""
+    if not user.is_authenticated:
+        return False
+    folder = await Folder.objects.filter(pk=folder_id).afirst()
+    if folder is None:
+        return False
+    if folder.owner_id == user.pk:
+        return True
+    role = (
+        await FolderMembership.objects.filter(folder_id=folder_id, user_id=user.pk)
+        .values_list("role", flat=True)
+        .afirst()
+    )
+    return role is not None and _RANK[FolderRole(role)] >= _RANK[action.value]
+
+
+def file_access(*, user: AnyUser, file_id: int, action: FolderAction = FolderAction.VIEW) -> File:
+    """A file of a folder the user may do `action` to (404 for a file of a folder they cannot see)."""
+    file = File.objects.filter(pk=file_id).select_related("folder").defer("embedding", "search_vector").first()
+    if file is None:
+        raise Http404("File not found.")
+    try:
+        folder_role_check(user=user, folder=file.folder, action=action)
+    except Http404:
+        raise Http404("File not found.") from None
+    return file
