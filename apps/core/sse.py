@@ -22,6 +22,9 @@ from apps.core.events import EventBusUnavailable, events_follow, is_valid_event_
 PING = ": ping\n\n"
 # Called when a stream has been quiet for a heartbeat: a final event to send and stop, or None.
 QuietCheck = Callable[[], Awaitable[str | None]]
+# Whether the stream's reader may still read it (their access can be revoked while it is open).
+AccessCheck = Callable[[], Awaitable[bool]]
+ACCESS_LOST = {"message": "You no longer have access to this folder."}
 
 
 async def request_user(request: HttpRequest) -> AbstractBaseUser | None:
@@ -64,11 +67,15 @@ async def sse_stream(
     after_id: str = "0",
     ends_on: frozenset[str] = frozenset(),
     when_quiet: QuietCheck | None = None,
+    still_allowed: AccessCheck | None = None,
+    recheck_on: frozenset[str] = frozenset(),
     unavailable: dict[str, str],
 ) -> AsyncIterator[str]:
     """The channel's events as SSE text: replay after ``after_id``, then live, with heartbeats.
 
-    Ends after an event whose type is in ``ends_on``, or when ``when_quiet`` returns a final event.
+    Ends after an event whose type is in ``ends_on``, or when ``when_quiet`` returns a final event,
+    or with an ``error`` event once ``still_allowed`` says no (asked after an event whose type is
+    in ``recheck_on`` and at every heartbeat).
     If Redis goes away the client gets one ``error`` event (``unavailable``) and the stream ends,
     rather than hang; it resumes from its last id.
     """
@@ -77,10 +84,16 @@ async def sse_stream(
     async with contextlib.aclosing(events):
         try:
             async for event in events:
-                if event is not None:
+                if event is not None and event.type not in recheck_on:
                     yield event.as_sse()
                     if event.type in ends_on:
                         return
+                    continue
+                if still_allowed is not None and not await still_allowed():
+                    yield unsaved_event("error", ACCESS_LOST)
+                    return
+                if event is not None:
+                    yield event.as_sse()
                     continue
                 ending = await when_quiet() if when_quiet is not None else None
                 if ending is not None:

@@ -94,7 +94,12 @@ class InboxConversationCollectionApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         data = self.StartInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        folder = folder_access(user=request.user, folder_id=data.validated_data["folder_id"], action=FolderAction.VIEW)
+        folder = folder_access(
+            # The inbox conversation is the owner's (suggestions and moves are filed in their name).
+            user=request.user,
+            folder_id=data.validated_data["folder_id"],
+            action=FolderAction.MANAGE,
+        )
         conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
         if run is not None:
             return _run_response(request, conversation=conversation, run=run)

@@ -8,9 +8,10 @@ same answer as a missing id); what their role does not allow is a 403 that says 
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import Case, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.http import Http404
 from rest_framework import status
 
@@ -40,8 +41,20 @@ def folders_visible(*, user: AnyUser) -> QuerySet[Folder]:
     """Every folder the user has a role on: owned or shared with them."""
     if not user.is_authenticated:
         return Folder.objects.none()
-    shared = FolderMembership.objects.filter(user_id=user.pk).values("folder_id")
-    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared))
+    shared = FolderMembership.objects.filter(user_id=user.pk)
+    member_role = shared.filter(folder_id=OuterRef("pk")).values("role")[:1]
+    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared.values("folder_id"))).annotate(
+        caller_role=Case(When(owner_id=user.pk, then=Value(FolderRole.OWNER.value)), default=Subquery(member_role))
+    )
+
+
+def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folder, Any]:
+    """The ids (a subquery) of the folders the user may do `action` to, for filtering other rows."""
+    if not user.is_authenticated:
+        return Folder.objects.none().values("pk")
+    roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
+    shared = FolderMembership.objects.filter(user_id=user.pk, role__in=roles).values("folder_id")
+    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared)).values("pk")
 
 
 def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:
@@ -70,7 +83,8 @@ def folder_access(*, user: AnyUser, folder_id: int, action: FolderAction = Folde
     folder = Folder.objects.filter(pk=folder_id).first()
     if folder is None:
         raise Http404("Folder not found.")
-    folder_role_check(user=user, folder=folder, action=action)
+    # Serializers show the caller's role (`folders_visible` annotates the same attribute).
+    folder.caller_role = folder_role_check(user=user, folder=folder, action=action).value  # type: ignore[attr-defined]
     return folder
 
 

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from apps.library.models import Chunk, File, Folder, IndexingJob, SyncLog
+from apps.library.models import Chunk, File, Folder, FolderInvitation, FolderMembership, IndexingJob, SyncLog
 from apps.library.services import folder_index_enqueue, folder_sync_enqueue, folder_update
 
 
@@ -108,3 +108,20 @@ class SyncLogAdmin(admin.ModelAdmin[SyncLog]):
     list_display = ["folder", "mode", "summary", "api_calls", "duration_ms", "created_at"]
     list_filter = ["mode"]
     raw_id_fields = ["folder"]
+
+
+@admin.register(FolderMembership)
+class FolderMembershipAdmin(admin.ModelAdmin[FolderMembership]):
+    list_display = ["folder", "user", "role", "added_by", "created_at"]
+    list_filter = ["role"]
+    search_fields = ["folder__name", "user__username"]
+    raw_id_fields = ["folder", "user", "added_by"]
+
+
+@admin.register(FolderInvitation)
+class FolderInvitationAdmin(admin.ModelAdmin[FolderInvitation]):
+    list_display = ["folder", "role", "invitee", "created_by", "expires_at", "accepted_by", "accepted_at"]
+    list_filter = ["role"]
+    search_fields = ["folder__name", "invitee"]
+    exclude = ["token_hash"]
+    raw_id_fields = ["folder", "created_by", "accepted_by"]

@@ -19,6 +19,11 @@ from apps.library.models import File, FileStatus, Folder, SourceKind
 
 
 class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
+    role = serializers.CharField(
+        source="caller_role", default="owner", help_text="The caller's role: owner, editor, viewer."
+    )
+    owner = serializers.CharField(source="owner.username", read_only=True)
+
     class Meta:
         model = Folder
         fields = [
@@ -34,6 +39,8 @@ class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
             "last_error",
             "exclude_patterns",
             "created_at",
+            "role",
+            "owner",
         ]
 
 
@@ -108,7 +115,7 @@ class FolderCollectionApi(APIView):
     @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(FolderOutputSerializer)})
     def get(self, request: Request) -> Response:
         return paginated_response(
-            queryset=folders_visible(user=request.user).order_by("-created_at"),
+            queryset=folders_visible(user=request.user).select_related("owner").order_by("-created_at"),
             serializer_class=FolderOutputSerializer,
             request=request,
             view=self,
@@ -158,7 +165,8 @@ class FolderDetailApi(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, folder_id: int) -> Response:
-        services.folder_delete(folder=folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE))
+        folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE)
+        services.folder_delete(folder=folder, actor=request.user)  # type: ignore[arg-type]
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

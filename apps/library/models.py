@@ -197,3 +197,24 @@ class FolderMembership(TimestampedModel):
 
     def __str__(self) -> str:
         return f"{self.user_id} {self.role} of {self.folder_id}"
+
+
+class FolderInvitation(TimestampedModel):
+    """A link that makes whoever signs in through it a member: single use, expiring. Only a hash
+    of its token is stored, so a database read cannot be turned into a way in."""
+
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(
+        max_length=16, choices=[(FolderRole.VIEWER, "Viewer"), (FolderRole.EDITOR, "Editor")], default="viewer"
+    )
+    invitee = models.CharField(max_length=254, blank=True, help_text="The email or username it was meant for.")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    expires_at = models.DateTimeField()
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"invitation to {self.folder_id} for {self.invitee or 'anyone'}"

@@ -23,6 +23,9 @@ from apps.library.selectors import folder_files_in_progress
 if TYPE_CHECKING:
     from apps.library.reconcile import ReconcileResult
 
+# The event after which a folder stream re-checks its reader's access.
+MEMBERS_EVENT = "members"
+
 logger = logging.getLogger(__name__)
 
 _LOCK_FOLDER = "SELECT id FROM library_folder WHERE id = %s FOR UPDATE"
@@ -137,6 +140,11 @@ class FolderProgress:
 
     def folder_failed(self, *, status: str, error: str) -> None:
         self._send("folder_error", {"folder_status": status, "error": error})
+
+    def members_changed(self) -> None:
+        """Someone was added, removed or given another role: every open stream of the folder
+        re-checks its reader (apps/library/sse.py), so a revoked person's stream ends."""
+        self._send(MEMBERS_EVENT, {})
 
     def _send(self, type: str, data: dict[str, Any]) -> None:
         try:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError, connection, transaction
 
 from apps.core.api import ApplicationError, ConflictError
+from apps.core.audit import AuditAction, audit_record
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
 from apps.library.indexing import files_enqueue
 from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKind
@@ -22,10 +23,12 @@ LOCAL_CLAIM_LOCK = 7_301_544_019
 RETRYABLE = (FileStatus.FAILED, FileStatus.SKIPPED)
 
 
-def local_roots(*, user: User) -> list[Path]:
+def local_roots(*, user: AbstractBaseUser | AnonymousUser) -> list[Path]:
     """The directories this user may connect local folders under: `{username}` in a configured
     root stands for the user's own name, so roots can be per user."""
-    return [Path(root.replace("{username}", user.get_username())).resolve() for root in settings.LOCAL_FOLDER_ROOTS]
+    return [
+        Path(root.replace("{username}", user.get_username() or "-")).resolve() for root in settings.LOCAL_FOLDER_ROOTS
+    ]
 
 
 def local_path_resolve(*, path: str, user: User) -> Path:
@@ -183,6 +186,9 @@ def folder_sync_enqueue(*, folder: Folder) -> None:
     transaction.on_commit(lambda: sync_folder.delay(folder.pk))
 
 
-def folder_delete(*, folder: Folder) -> None:
-    # Files and chunks go with it (ON DELETE CASCADE in the ORM).
+def folder_delete(*, folder: Folder, actor: User | None = None) -> None:
+    """Disconnect a folder: its files, chunks and shares go (ON DELETE CASCADE); the files at
+    the source are never touched. The audit entry outlives it."""
+    folder_id, name = folder.pk, folder.name
     folder.delete()
+    audit_record(actor=actor, action=AuditAction.REMOVE, folder_id=folder_id, folder_name=name, target=name)

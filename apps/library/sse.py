@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from apps.core.events import folder_channel
 from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
 from apps.library.access import afolder_access
+from apps.library.progress import MEMBERS_EVENT
 
 
 @require_GET
@@ -27,6 +28,8 @@ async def folder_events(request: HttpRequest, folder_id: int) -> HttpResponseBas
         sse_stream(
             channel=folder_channel(folder_id),
             after_id=after_id,
+            still_allowed=lambda: afolder_access(user=user, folder_id=folder_id),
+            recheck_on=frozenset({MEMBERS_EVENT}),
             unavailable={"folder_id": str(folder_id), "message": "Live updates are unavailable; reconnect to resume."},
         )
     )

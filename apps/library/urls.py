@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.library import apis, sse
+from apps.library import apis, member_apis, sse
 
 urlpatterns = [
     path("folders", apis.FolderCollectionApi.as_view(), name="folders"),
@@ -10,6 +10,20 @@ urlpatterns = [
     path("folders/<int:folder_id>/sync", apis.FolderSyncApi.as_view(), name="folder-sync"),
     path("folders/<int:folder_id>/events", sse.folder_events, name="folder-events"),
     path("folders/<int:folder_id>/files/retry", apis.FolderFilesRetryApi.as_view(), name="folder-files-retry"),
+    path("folders/<int:folder_id>/members", member_apis.FolderMembersApi.as_view(), name="folder-members"),
+    path(
+        "folders/<int:folder_id>/members/<int:user_id>",
+        member_apis.FolderMemberDetailApi.as_view(),
+        name="folder-member-detail",
+    ),
+    path("folders/<int:folder_id>/invitations", member_apis.FolderInvitationsApi.as_view(), name="folder-invitations"),
+    path(
+        "folders/<int:folder_id>/invitations/<int:invitation_id>",
+        member_apis.FolderInvitationDetailApi.as_view(),
+        name="folder-invitation-detail",
+    ),
+    path("folders/<int:folder_id>/audit", member_apis.FolderAuditApi.as_view(), name="folder-audit"),
+    path("invitations/accept", member_apis.InvitationAcceptApi.as_view(), name="invitation-accept"),
     path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
     path("files/<int:file_id>/retry", apis.FileRetryApi.as_view(), name="file-retry"),
 ]

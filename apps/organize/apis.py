@@ -91,13 +91,15 @@ class SuggestionRespondApi(APIView):
         },
     )
     def post(self, request: Request, suggestion_id: int) -> Response:
-        if selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id) is None:
+        visible = selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id)
+        if visible is None:
             raise Http404("Suggestion not found.")
         data = self.RespondInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         outcome = decisions.suggestion_respond(
             suggestion_id=suggestion_id,
-            owner_id=_owner_id(request),
+            owner_id=visible.owner_id,
+            actor=request.user,  # type: ignore[arg-type]
             action=data.validated_data["action"],
             target_folder=data.validated_data.get("target_folder"),
         )
@@ -165,9 +167,14 @@ class MoveUndoApi(APIView):
         },
     )
     def post(self, request: Request, move_id: int) -> Response:
-        if selectors.move_get(user=request.user, move_id=move_id) is None:
+        visible = selectors.move_get(user=request.user, move_id=move_id)
+        if visible is None:
             raise Http404("Move not found.")
-        move = decisions.move_undo(move_id=move_id, owner_id=_owner_id(request))
+        move = decisions.move_undo(
+            move_id=move_id,
+            owner_id=visible.owner_id,
+            actor=request.user,  # type: ignore[arg-type]
+        )
         return Response(MoveOutputSerializer(move).data, status=status.HTTP_200_OK)
 
 

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
 from apps.chat.models import Conversation, ConversationKind, Message, MessageType
 from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ApplicationError, ConflictError
+from apps.core.audit import AuditAction, audit_record
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import Folder
 from apps.library.selectors import file_embedding_get
@@ -49,9 +52,17 @@ class RespondOutcome:
 
 
 def suggestion_respond(
-    *, suggestion_id: int, owner_id: int, action: str, target_folder: str | None = None
+    *,
+    suggestion_id: int,
+    owner_id: int,
+    action: str,
+    target_folder: str | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> RespondOutcome:
-    """Accept (move to the suggested folder), choose (move to `target_folder`) or reject."""
+    """Accept (move to the suggested folder), choose (move to `target_folder`) or reject.
+
+    `owner_id` is the folder owner's (suggestions are theirs); `actor` who decided, when a person
+    did (an editor, or the owner), for the audit log."""
     chosen = folder_path_clean(target_folder or "") if action == DecisionAction.CHOOSE else None
     now = timezone.now()
     with transaction.atomic():
@@ -69,7 +80,7 @@ def suggestion_respond(
             _decision_record(suggestion=suggestion, action=action, final_target="")
             return RespondOutcome(suggestion=suggestion, move=None, message=None)
         target = chosen or suggestion.target_folder
-        move = _accept(suggestion=suggestion, target=target, automatic=False, now=now)
+        move = _accept(suggestion=suggestion, target=target, automatic=False, now=now, actor=actor)
         decision = _decision_record(suggestion=suggestion, action=action, final_target=target)
         message = _action_message(
             suggestion=suggestion, details=f"Moved {move.from_path} to {move.to_path}.", move=move
@@ -113,7 +124,7 @@ def suggestions_expire() -> int:
 # -- moves -------------------------------------------------------------------------------------
 
 
-def move_undo(*, move_id: int, owner_id: int) -> FileMove:
+def move_undo(*, move_id: int, owner_id: int, actor: AbstractBaseUser | None = None) -> FileMove:
     """Put a moved file back where it was. The folder it had left counts as declined for it."""
     with transaction.atomic():
         move = (
@@ -130,6 +141,7 @@ def move_undo(*, move_id: int, owner_id: int) -> FileMove:
         move.undone_at = timezone.now()
         move.save(update_fields=["undone_at", "updated_at"])
         _announce_move(move=move, folder_id=file.folder_id, undone=True)
+        _audit_move(move=move, actor=actor, action=AuditAction.UNDO, folder_id=file.folder_id)
         suggestion = move.suggestion
         if suggestion is not None:
             _decision_record(
@@ -139,7 +151,14 @@ def move_undo(*, move_id: int, owner_id: int) -> FileMove:
     return move
 
 
-def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool, now: dt.datetime) -> FileMove:
+def _accept(
+    *,
+    suggestion: OrganizationSuggestion,
+    target: str,
+    automatic: bool,
+    now: dt.datetime,
+    actor: AbstractBaseUser | None = None,
+) -> FileMove:
     """Move the file into `target` and mark the suggestion accepted."""
     new_path = target + PurePosixPath(suggestion.source_path).name
     file, old_path = file_relocate(file_id=suggestion.file_id, expected_path=suggestion.source_path, new_path=new_path)
@@ -153,7 +172,21 @@ def _accept(*, suggestion: OrganizationSuggestion, target: str, automatic: bool,
     )
     suggestion_decide(suggestion=suggestion, status=SuggestionStatus.ACCEPTED, now=now)
     _announce_move(move=move, folder_id=file.folder_id, undone=False)
+    _audit_move(move=move, actor=actor, action=AuditAction.MOVE, folder_id=file.folder_id)
     return move
+
+
+def _audit_move(*, move: FileMove, actor: AbstractBaseUser | None, action: str, folder_id: int) -> None:
+    if actor is None:
+        actor = get_user_model().objects.filter(pk=move.owner_id).first()
+    target = move.from_path if action == AuditAction.UNDO else move.to_path
+    audit_record(
+        actor=actor,
+        action=action,
+        folder_id=folder_id,
+        target=target,
+        detail={"from": move.from_path, "to": move.to_path, "move": move.pk, "automatic": move.automatic},
+    )
 
 
 def _announce_move(*, move: FileMove, folder_id: int, undone: bool) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File
 from apps.library.selectors import file_with_folder_get
 from apps.organize.guideline import GuidelineRule, guideline_parse, guideline_read
@@ -22,7 +23,9 @@ _FILE_TEXT_CHARS = 2000
 def suggestion_list(
     *, user: AbstractBaseUser | AnonymousUser, status: str | None = None, folder_id: int | None = None
 ) -> QuerySet[OrganizationSuggestion]:
-    suggestions = OrganizationSuggestion.objects.filter(owner_id=user.pk).select_related("file", "message")
+    # The folder's owner and its editors see its suggestions (and its moves, below).
+    editable = folder_ids_allowed(user=user, action=FolderAction.EDIT)
+    suggestions = OrganizationSuggestion.objects.filter(folder_id__in=editable).select_related("file", "message")
     if status:
         suggestions = suggestions.filter(status=status)
     if folder_id is not None:
@@ -35,7 +38,8 @@ def suggestion_get(*, user: AbstractBaseUser | AnonymousUser, suggestion_id: int
 
 
 def move_list(*, user: AbstractBaseUser | AnonymousUser, folder_id: int | None = None) -> QuerySet[FileMove]:
-    moves = FileMove.objects.filter(owner_id=user.pk).select_related("file")
+    editable = folder_ids_allowed(user=user, action=FolderAction.EDIT)
+    moves = FileMove.objects.filter(file__folder_id__in=editable).select_related("file")
     if folder_id is not None:
         moves = moves.filter(file__folder_id=folder_id)
     return moves.defer("file__embedding", "file__search_vector").order_by("-created_at", "-id")

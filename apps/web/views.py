@@ -15,6 +15,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.library.access import folder_access
+from apps.library.members import invitation_accept, invitation_get
 from apps.library.services import local_roots
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
@@ -78,3 +79,25 @@ def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
+
+
+@login_required
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """An invitation link: who invites to what, and a button to join (a GET never joins).
+
+    Anonymous visitors log in first and come back here (login_required keeps the link as `next`).
+    """
+    try:
+        if request.method == "POST":
+            folder = invitation_accept(token=token, user=request.user)  # type: ignore[arg-type]
+            return redirect(reverse("web-folder-chat", kwargs={"folder_id": folder.pk}))
+        pending = invitation_get(token=token)
+    except ApplicationError as exc:
+        return render(request, "web/invitation.html", {"error": exc.message}, status=400)
+    context = {
+        "folder_name": pending.folder.name,
+        "role": pending.get_role_display().lower(),
+        "inviter": pending.created_by.get_username(),
+        "expires_at": pending.expires_at,
+    }
+    return render(request, "web/invitation.html", context)

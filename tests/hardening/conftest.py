@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
-from apps.library.models import File, Folder
+from apps.library.models import File, Folder, FolderInvitation, FolderMembership
 from apps.organize.models import FileMove, OrganizationSuggestion
 from tests.support.agent_runs import hook_server  # noqa: F401  (a fixture)
 from tests.support.fixtures import fresh_throttle_counts  # noqa: F401  (autouse)
@@ -23,6 +23,8 @@ class Owned:
     run: AgentRun
     suggestion: OrganizationSuggestion
     move: FileMove
+    member: FolderMembership
+    invitation: FolderInvitation
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -40,11 +42,13 @@ class Owned:
             "run_id": self.run.pk,
             "suggestion_id": self.suggestion.pk,
             "move_id": self.move.pk,
+            "user_id": self.member.user_id,
+            "invitation_id": self.invitation.pk,
         }
 
 
 @pytest.fixture
-def owned(user, tmp_path) -> Owned:
+def owned(user, tmp_path, django_user_model) -> Owned:
     root = tmp_path / "root"
     (root / "inbox").mkdir(parents=True)
     (root / "inbox" / "note.txt").write_text("a note about taxes")
@@ -69,4 +73,14 @@ def owned(user, tmp_path) -> Owned:
         owner=user, folder=folder, file=file, source_path="inbox/note.txt", target_folder="taxes", confidence=0.9
     )
     move = FileMove.objects.create(owner=user, file=file, from_path="old/note.txt", to_path="inbox/note.txt")
-    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move)
+    member = FolderMembership.objects.create(
+        folder=folder, user=django_user_model.objects.create_user(username="carol"), role="viewer"
+    )
+    invitation = FolderInvitation.objects.create(
+        folder=folder,
+        role="viewer",
+        token_hash="0" * 64,
+        created_by=user,
+        expires_at=timezone.now() + timezone.timedelta(days=1),
+    )
+    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move, member, invitation)

@@ -20,9 +20,7 @@ def _connect(client, path):
 
 
 @pytest.mark.parametrize("relative", ["team/alice", "team", "team/alice/taxes"], ids=["same", "parent", "child"])
-def test_another_user_cannot_connect_a_directory_someone_connected(
-    auth_client, other_client, shared_root, relative
-):
+def test_another_user_cannot_connect_a_directory_someone_connected(auth_client, other_client, shared_root, relative):
     assert _connect(auth_client, shared_root / "team" / "alice").status_code == 201
 
     response = _connect(other_client, shared_root / relative)

@@ -1,0 +1,184 @@
+"""Sharing a folder: members with roles, invitation links, and the audit entries they leave.
+
+The owner manages members (FolderAction.MANAGE is checked by the API before these are called).
+A revoke is announced on the folder's event stream, so the revoked person's open streams end.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from apps.core.api import ApplicationError, ConflictError
+from apps.core.audit import AuditAction, audit_record
+from apps.library.models import Folder, FolderInvitation, FolderMembership, FolderRole
+from apps.library.progress import FolderProgress
+
+MEMBER_ROLES = (FolderRole.VIEWER, FolderRole.EDITOR)
+
+
+def member_list(*, folder: Folder) -> QuerySet[FolderMembership]:
+    return FolderMembership.objects.filter(folder=folder).select_related("user").order_by("user__username")
+
+
+def _person_find(*, name: str) -> AbstractBaseUser:
+    """A user by username, or by email when exactly one account has it."""
+    users = get_user_model().objects.filter(Q(username=name) | Q(email__iexact=name, email__gt=""))
+    found = list(users[:2])
+    if len(found) != 1:
+        raise ApplicationError(
+            f"No one here is called {name!r}; send them an invitation link instead.", extra={"invite": True}
+        )
+    return found[0]
+
+
+def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str) -> FolderMembership:
+    person = _person_find(name=name)
+    if person.pk == folder.owner_id:
+        raise ConflictError("The owner already has every right on this folder.")
+    try:
+        with transaction.atomic():
+            membership = FolderMembership.objects.create(
+                folder=folder, user_id=person.pk, role=role, added_by_id=actor.pk
+            )
+    except IntegrityError:
+        raise ConflictError(f"{person.get_username()} is already a member; change their role instead.") from None
+    audit_record(
+        actor=actor,
+        action=AuditAction.SHARE,
+        folder_id=folder.pk,
+        folder_name=folder.name,
+        target=person.get_username(),
+        detail={"role": role},
+    )
+    _announce(folder=folder)
+    return membership
+
+
+def member_role_change(*, membership: FolderMembership, actor: AbstractBaseUser, role: str) -> FolderMembership:
+    before = membership.role
+    if before == role:
+        return membership
+    membership.role = role
+    membership.save(update_fields=["role", "updated_at"])
+    audit_record(
+        actor=actor,
+        action=AuditAction.ROLE_CHANGE,
+        folder_id=membership.folder_id,
+        folder_name=membership.folder.name,
+        target=membership.user.get_username(),
+        detail={"from": before, "to": role},
+    )
+    _announce(folder=membership.folder)
+    return membership
+
+
+def member_remove(*, membership: FolderMembership, actor: AbstractBaseUser) -> None:
+    folder, person = membership.folder, membership.user
+    membership.delete()
+    audit_record(
+        actor=actor,
+        action=AuditAction.REVOKE,
+        folder_id=folder.pk,
+        folder_name=folder.name,
+        target=person.get_username(),
+        detail={"role": membership.role},
+    )
+    _announce(folder=folder)
+
+
+def _announce(*, folder: Folder) -> None:
+    """Tell the folder's open streams that membership changed: each re-checks its reader."""
+    progress = FolderProgress(folder.pk)
+    transaction.on_commit(progress.members_changed)
+
+
+# -- invitations -------------------------------------------------------------------------------
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def invitation_create(
+    *, folder: Folder, actor: AbstractBaseUser, role: str, invitee: str = ""
+) -> tuple[FolderInvitation, str]:
+    """A new invitation and its token (shown once, to the inviter; only its hash is kept)."""
+    token = secrets.token_urlsafe(24)
+    invitation = FolderInvitation.objects.create(
+        folder=folder,
+        role=role,
+        invitee=invitee,
+        token_hash=_token_hash(token),
+        created_by=actor,  # type: ignore[misc]
+        expires_at=timezone.now() + dt.timedelta(seconds=settings.INVITATION_TTL_SECONDS),
+    )
+    audit_record(
+        actor=actor,
+        action=AuditAction.INVITE,
+        folder_id=folder.pk,
+        folder_name=folder.name,
+        target=invitee,
+        detail={"role": role},
+    )
+    return invitation, token
+
+
+def invitation_pending_list(*, folder: Folder) -> QuerySet[FolderInvitation]:
+    return FolderInvitation.objects.filter(
+        folder=folder, accepted_at__isnull=True, expires_at__gt=timezone.now()
+    ).order_by("-created_at")
+
+
+def invitation_get(*, token: str) -> FolderInvitation:
+    """The open invitation behind `token`; a clear refusal for a used, expired or unknown one."""
+    invitation = FolderInvitation.objects.select_related("folder").filter(token_hash=_token_hash(token)).first()
+    if invitation is None:
+        raise ApplicationError("This invitation link is not valid; ask for a new one.")
+    if invitation.accepted_at is not None:
+        raise ApplicationError("This invitation link was already used; ask for a new one.")
+    if invitation.expires_at <= timezone.now():
+        raise ApplicationError("This invitation link has expired; ask for a new one.")
+    return invitation
+
+
+def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
+    """Join the invitation's folder. The claim is a conditional UPDATE, so a link works once."""
+    invitation = invitation_get(token=token)
+    folder = invitation.folder
+    with transaction.atomic():
+        claimed = FolderInvitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(
+            accepted_at=timezone.now(), accepted_by=user
+        )
+        if not claimed:
+            raise ApplicationError("This invitation link was already used; ask for a new one.")
+        if user.pk != folder.owner_id:
+            membership, created = FolderMembership.objects.get_or_create(
+                folder=folder, user=user, defaults={"role": invitation.role, "added_by_id": invitation.created_by_id}
+            )
+            # An invitation never lowers a role the person already has.
+            if not created and membership.role == FolderRole.VIEWER and invitation.role == FolderRole.EDITOR:
+                membership.role = FolderRole.EDITOR
+                membership.save(update_fields=["role", "updated_at"])
+        audit_record(
+            actor=user,
+            action=AuditAction.JOIN,
+            folder_id=folder.pk,
+            folder_name=folder.name,
+            target=user.get_username(),
+            detail={"role": invitation.role, "invitation": invitation.pk},
+        )
+    _announce(folder=folder)
+    return folder
+
+
+def invitation_revoke(*, invitation: FolderInvitation) -> None:
+    invitation.delete()
