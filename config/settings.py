@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse, urlsplit
 
 import django_stubs_ext
 
@@ -29,6 +29,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_celery_beat",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.google",
     "apps.core",
     "apps.library",
     "apps.connectors",
@@ -48,6 +52,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.middleware.DatabaseUnavailableMiddleware",
 ]
@@ -238,6 +243,43 @@ GOOGLE_SERVICE_ACCOUNT_FILE = env_str("GOOGLE_SERVICE_ACCOUNT_FILE")
 # Points the real Google client at the Drive emulator (tests, demos).
 DRIVE_API_ENDPOINT = env_str("DRIVE_API_ENDPOINT")
 DRIVE_MAX_RETRIES = env_int("DRIVE_MAX_RETRIES", 5)
+
+# --- Sign in with Google: OpenID Connect through django-allauth's Google provider -------------
+# The same OAuth client as Drive. allauth checks the ID token's iss, aud and exp (and its
+# signature when it did not come straight from the token endpoint), with PKCE and state on the
+# code flow. With DRIVE_API_ENDPOINT set the emulator plays Google's consent page and token
+# endpoint, and issues the ID tokens.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+GOOGLE_SIGN_IN = bool(GOOGLE_OAUTH_CLIENT_ID)
+_google_origin = "{0.scheme}://{0.netloc}".format(urlsplit(DRIVE_API_ENDPOINT)) if DRIVE_API_ENDPOINT else ""
+SOCIALACCOUNT_PROVIDERS = {
+    "google": {
+        "APPS": [{"client_id": GOOGLE_OAUTH_CLIENT_ID, "secret": GOOGLE_OAUTH_CLIENT_SECRET}] if GOOGLE_SIGN_IN else [],
+        "SCOPE": ["openid", "email", "profile"],
+        "OAUTH_PKCE_ENABLED": True,
+        **(
+            {
+                "AUTHORIZE_URL": f"{_google_origin}/o/oauth2/auth",
+                "ACCESS_TOKEN_URL": f"{_google_origin}/token",
+                "ID_TOKEN_ISSUER": _google_origin,
+            }
+            if _google_origin
+            else {}
+        ),
+    }
+}
+ACCOUNT_ADAPTER = "apps.core.accounts.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "apps.core.accounts.SocialAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # an email claim never logs into an existing password account
+SOCIALACCOUNT_STORE_TOKENS = False
+LOGIN_REDIRECT_URL = "/"
 
 # --- Search -----------------------------------------------------------------------------------
 # Reciprocal-rank fusion constant. Hybrid fuses ~100 candidates that both sides have ranked again

@@ -63,7 +63,9 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         params = {key: values[-1] for key, values in parse_qs(url.query, keep_blank_values=True).items()}
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        request = Request(method=self.command, path=unquote(url.path), params=params, body=body)
+        host, port = self.server.server_address[:2]
+        origin = f"http://{host!s}:{port}"
+        request = Request(method=self.command, path=unquote(url.path), params=params, body=body, origin=origin)
         try:
             reply = handle(self.server.state, request)
         except ApiError as error:

@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlencode
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, bad_request
+from apps.connectors.drive.emulator_identity import id_token_sign
 from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse_query
 from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
 
@@ -52,6 +53,7 @@ class Request:
     path: str
     params: dict[str, str]
     body: bytes = b""
+    origin: str = ""  # the emulator's own http://host:port (the issuer of its ID tokens)
 
 
 @dataclass
@@ -241,6 +243,8 @@ def _authorize(state: DriveState, request: Request, _: str) -> Reply:
             challenge=params["code_challenge"],
             redirect_uri=params["redirect_uri"],
             scope=params.get("scope", ""),
+            client_id=params.get("client_id", ""),
+            nonce=params.get("nonce", ""),
         )
     )
     separator = "&" if "?" in params["redirect_uri"] else "?"
@@ -264,6 +268,8 @@ def _code_exchange(state: DriveState, form: dict[str, str]) -> Reply:
         "scope": grant.scope,
         "token_type": "Bearer",
     }
+    if "openid" in grant.scope.split():
+        token["id_token"] = id_token_sign(state, grant=grant, issuer=form.get("_issuer", ""))
     return Reply(body=json.dumps(token).encode())
 
 
@@ -271,7 +277,7 @@ def _token(state: DriveState, request: Request, _: str) -> Reply:
     """OAuth refresh: any refresh token works unless the test revoked it."""
     form = {key: values[-1] for key, values in parse_qs(request.body.decode()).items()}
     if form.get("grant_type") == "authorization_code":
-        return _code_exchange(state, form)
+        return _code_exchange(state, {**form, "_issuer": request.origin})
     if form.get("grant_type") == _JWT_BEARER and form.get("assertion"):
         # A service account's signed assertion: accepted unchecked, the emulator knows no keys.
         token = {"access_token": f"emu-access-{next(_access_tokens)}", "expires_in": 3599, "token_type": "Bearer"}

@@ -32,6 +32,17 @@ class OAuthGrant:
     challenge: str
     redirect_uri: str
     scope: str
+    client_id: str = ""
+    nonce: str = ""
+
+
+@dataclass
+class GoogleAccount:
+    """Who clicks Allow on the emulated consent page: the identity its ID tokens carry."""
+
+    sub: str = "emu-google-user-1"
+    email: str = "bob@example.com"
+    name: str = "Bob Example"
 
 
 @dataclass
@@ -78,6 +89,9 @@ class DriveState:
         self.calls: Counter[str] = Counter()
         self.revoked_refresh_tokens: set[str] = set()
         self._auth_codes: dict[str, OAuthGrant] = {}
+        self.account = GoogleAccount()
+        # Claims to overwrite in the next ID tokens (tests forge a wrong audience, an expiry, ...).
+        self.id_token_overrides: dict[str, object] = {}
         self._items[self.MY_DRIVE_ID] = DriveItem(
             id=self.MY_DRIVE_ID,
             name="My Drive",

@@ -6,11 +6,13 @@ import { clone, field } from "./dom.js";
 import { setUpDrivePanel } from "./drive-picker.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { progressText, statusLabel, syncSummary, timeAgo } from "./format.js";
+import { openShareDialog } from "./share.js";
 
 const SYNC_WAIT_MS = 120000;
 const BUSY = new Set(["pending", "indexing", "syncing"]);
 
 const list = document.getElementById("folder-list");
+const sharedList = document.getElementById("shared-list");
 const listStatus = document.getElementById("folders-status");
 const cards = new Map(); // folder id -> {card, folder, summaryFor, stream}
 const syncing = new Map(); // folder id -> {since: last_synced_at before the click, until: deadline}
@@ -118,8 +120,11 @@ function applyCounts(folderId, data) {
 // New folders come first, as the API lists them; nodes only move when the order changed, so a
 // focused Sync button keeps its focus across refreshes.
 function keepOrder(folders) {
-  const wanted = folders.map((folder) => cards.get(folder.id).card);
-  if (wanted.some((card, index) => list.children[index] !== card)) list.append(...wanted);
+  for (const [target, mine] of [[list, true], [sharedList, false]]) {
+    const wanted = folders.filter((folder) => (folder.role === "owner") === mine).map((folder) => cards.get(folder.id).card);
+    if (wanted.some((card, index) => target.children[index] !== card)) target.append(...wanted);
+  }
+  document.getElementById("shared-section").hidden = !folders.some((folder) => folder.role !== "owner");
 }
 
 function render(folder) {
@@ -136,7 +141,8 @@ function render(folder) {
       if (cards.get(folder.id).folder.status === "needs_reauth") reconnectDrive();
       else startSync(folder.id);
     });
-    list.prepend(card);
+    card.querySelector('[data-action="share"]').addEventListener("click", () => openShareDialog(cards.get(folder.id).folder));
+    (folder.role === "owner" ? list : sharedList).prepend(card);
     entry = { card, folder, summaryFor: undefined, stream: null };
     cards.set(folder.id, entry);
   }
@@ -151,6 +157,10 @@ function render(folder) {
   badge.dataset.status = folder.status;
   field(card, "source").textContent = folder.source === "drive" ? "Google Drive" : "Local directory";
   field(card, "location").textContent = folder.source === "drive" ? folder.name : folder.external_id;
+  const shared = field(card, "shared");
+  shared.hidden = folder.role === "owner";
+  shared.textContent = `Shared by ${folder.owner} · you are ${folder.role === "editor" ? "an editor" : "a viewer"}`;
+  card.querySelector('[data-action="share"]').hidden = folder.role !== "owner";
   const done = folder.files_done ?? (BUSY.has(folder.status) ? folder.files_indexed : folder.files_total);
   const progress = field(card, "progress");
   progress.max = Math.max(folder.files_total, 1);

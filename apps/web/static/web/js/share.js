@@ -1,0 +1,91 @@
+// The Share dialog of a folder the user owns: its members (change a role, remove), add someone by
+// username or email, or make an invitation link for someone without an account.
+import { api, results } from "./api.js";
+import { field, h } from "./dom.js";
+
+const dialog = document.getElementById("share-dialog");
+const error = field(dialog, "error");
+let current = null;
+
+dialog.querySelector('[data-action="close"]').addEventListener("click", () => dialog.close());
+
+export async function openShareDialog(folder) {
+  current = folder;
+  field(dialog, "folder-name").textContent = folder.name;
+  field(dialog, "invite-link-row").hidden = true;
+  error.textContent = "";
+  dialog.showModal();
+  await loadMembers();
+}
+
+async function loadMembers() {
+  const list = field(dialog, "members");
+  let members;
+  try {
+    members = results(await api(`/api/folders/${current.id}/members?limit=200`));
+  } catch (failure) {
+    error.textContent = failure.message;
+    return;
+  }
+  field(dialog, "members-empty").hidden = members.length > 0;
+  list.replaceChildren(...members.map(memberRow));
+}
+
+function memberRow(member) {
+  const label = `Role of ${member.username}`;
+  const select = h(
+    "select",
+    { "aria-label": label, onchange: () => act(() => api(memberUrl(member), { method: "PATCH", body: { role: select.value } })) },
+    h("option", { value: "viewer" }, "Viewer"),
+    h("option", { value: "editor" }, "Editor"),
+  );
+  select.value = member.role;
+  const remove = h(
+    "button",
+    { type: "button", class: "button small", "aria-label": `Remove ${member.username}` },
+    "Remove",
+  );
+  remove.addEventListener("click", () => act(() => api(memberUrl(member), { method: "DELETE" })));
+  return h("li", { class: "member", dataset: { username: member.username } }, h("span", {}, member.username), select, remove);
+}
+
+function memberUrl(member) {
+  return `/api/folders/${current.id}/members/${member.user_id}`;
+}
+
+async function act(call) {
+  error.textContent = "";
+  try {
+    await call();
+  } catch (failure) {
+    error.textContent = failure.message;
+  }
+  await loadMembers();
+}
+
+field(dialog, "add-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const body = { username: form.username.value.trim(), role: form.role.value };
+  await act(async () => {
+    await api(`/api/folders/${current.id}/members`, { method: "POST", body });
+    form.username.value = "";
+  });
+});
+
+field(dialog, "invite-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  error.textContent = "";
+  try {
+    const invitation = await api(`/api/folders/${current.id}/invitations`, {
+      method: "POST",
+      body: { role: event.target.role.value },
+    });
+    const link = field(dialog, "invite-link");
+    link.value = invitation.url;
+    field(dialog, "invite-link-row").hidden = false;
+    link.select();
+  } catch (failure) {
+    error.textContent = failure.message;
+  }
+});
