@@ -18,6 +18,7 @@ class AuditAction:
     MOVE = "move"
     UNDO = "undo"
     REMOVE = "remove"
+    SOURCE_ACCESS = "source_access"  # a member's access at the source (Drive) was lost or restored
 
 
 def audit_record(

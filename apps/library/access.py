@@ -37,11 +37,16 @@ class FolderPermissionDenied(ApplicationError):
     status_code = status.HTTP_403_FORBIDDEN
 
 
+def _memberships() -> QuerySet[FolderMembership]:
+    """Memberships that give a role: not those whose account lost access at the source."""
+    return FolderMembership.objects.filter(source_access_lost_at__isnull=True)
+
+
 def folders_visible(*, user: AnyUser) -> QuerySet[Folder]:
     """Every folder the user has a role on: owned or shared with them."""
     if not user.is_authenticated:
         return Folder.objects.none()
-    shared = FolderMembership.objects.filter(user_id=user.pk)
+    shared = _memberships().filter(user_id=user.pk)
     member_role = shared.filter(folder_id=OuterRef("pk")).values("role")[:1]
     return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared.values("folder_id"))).annotate(
         caller_role=Case(When(owner_id=user.pk, then=Value(FolderRole.OWNER.value)), default=Subquery(member_role))
@@ -53,7 +58,7 @@ def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folde
     if not user.is_authenticated:
         return Folder.objects.none().values("pk")
     roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
-    shared = FolderMembership.objects.filter(user_id=user.pk, role__in=roles).values("folder_id")
+    shared = _memberships().filter(user_id=user.pk, role__in=roles).values("folder_id")
     return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared)).values("pk")
 
 
@@ -62,7 +67,7 @@ def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:
         return None
     if folder.owner_id == user.pk:
         return FolderRole.OWNER
-    role = FolderMembership.objects.filter(folder_id=folder.pk, user_id=user.pk).values_list("role", flat=True).first()
+    role = _memberships().filter(folder_id=folder.pk, user_id=user.pk).values_list("role", flat=True).first()
     return FolderRole(role) if role else None
 
 
@@ -97,11 +102,7 @@ async def afolder_access(*, user: AnyUser, folder_id: int, action: FolderAction 
         return False
     if folder.owner_id == user.pk:
         return True
-    role = (
-        await FolderMembership.objects.filter(folder_id=folder_id, user_id=user.pk)
-        .values_list("role", flat=True)
-        .afirst()
-    )
+    role = await _memberships().filter(folder_id=folder_id, user_id=user.pk).values_list("role", flat=True).afirst()
     return role is not None and _RANK[FolderRole(role)] >= _RANK[action.value]
 
 

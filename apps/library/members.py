@@ -21,6 +21,7 @@ from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
 from apps.library.models import Folder, FolderInvitation, FolderMembership, FolderRole
 from apps.library.progress import FolderProgress
+from apps.library.source_access import source_access_require
 
 MEMBER_ROLES = (FolderRole.VIEWER, FolderRole.EDITOR)
 
@@ -44,6 +45,7 @@ def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str)
     person = _person_find(name=name)
     if person.pk == folder.owner_id:
         raise ConflictError("The owner already has every right on this folder.")
+    source_access_require(folder=folder, person=person)
     try:
         with transaction.atomic():
             membership = FolderMembership.objects.create(
@@ -154,6 +156,8 @@ def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
     """Join the invitation's folder. The claim is a conditional UPDATE, so a link works once."""
     invitation = invitation_get(token=token)
     folder = invitation.folder
+    if user.pk != folder.owner_id:
+        source_access_require(folder=folder, person=user)
     with transaction.atomic():
         claimed = FolderInvitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(
             accepted_at=timezone.now(), accepted_by=user

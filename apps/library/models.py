@@ -190,6 +190,9 @@ class FolderMembership(TimestampedModel):
     added_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Set while the member's own account cannot open the folder at its source (a Drive folder
+    # no longer shared with their Google account): no role here until a sync sees it back.
+    source_access_lost_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["folder", "user"], name="folder_membership_unique")]

@@ -23,6 +23,7 @@ from apps.core import task_limits
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.source_access import members_source_recheck
 from apps.library.sources import SYNCERS, SourceError, SourceTransientError, SyncOutcome
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
     counts = folder_counters_refresh(folder_id=folder.pk)
     FolderProgress(folder.pk).folder_scanned(result=result, counts=counts)
     FolderProgress(folder.pk).folder_synced(log=log)
+    members_source_recheck(folder=folder)
     return log
 
 

@@ -27,6 +27,7 @@ def quote(value: str) -> str:
 
 class DriveApi:
     def __init__(self, service: Any, *, retry: RetryPolicy, page_size: int) -> None:
+        self._service = service
         self._files = service.files()
         self._changes = service.changes()
         self._retry = retry
@@ -104,6 +105,23 @@ class DriveApi:
         body = {"name": name, "mimeType": mimes.FOLDER, "parents": [parent_id]}
         result = execute(self._files.create(body=body, fields="id", **_ALL_DRIVES), retry=self._retry)
         return str(result["id"])
+
+    def permissions(self, file_id: str) -> Iterator[dict[str, Any]]:
+        """Who may open the file (its own and inherited permissions), all pages."""
+        permissions = self._service.permissions()
+        page_token: str | None = None
+        while True:
+            request = permissions.list(
+                fileId=file_id,
+                fields="nextPageToken,permissions(id,type,role,emailAddress,domain)",
+                pageToken=page_token,
+                **_ALL_DRIVES,
+            )
+            page = execute(request, retry=self._retry, not_found="folder not found")
+            yield from page.get("permissions", [])
+            page_token = page.get("nextPageToken")
+            if not page_token:
+                return
 
     def start_page_token(self) -> str:
         result = execute(self._changes.getStartPageToken(**_ALL_DRIVES), retry=self._retry)

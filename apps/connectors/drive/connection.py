@@ -85,6 +85,12 @@ def _owner_credentials(*, owner_id: int) -> tuple[BaseCredentials, CountingHttp]
     return credentials, http
 
 
+def drive_folder_readable_by(folder: Folder, email: str) -> bool:
+    """Whether a member's Google account may open the folder in Drive, asked with the owner's
+    credentials (registered as the ``drive`` reader check)."""
+    return folder_drive(folder=folder).source.readable_by(email)
+
+
 def folder_drive_source(folder: Folder) -> DriveSource:
     """What indexing reads a Drive file's content through (registered as the ``drive`` source)."""
     return folder_drive(folder=folder).source

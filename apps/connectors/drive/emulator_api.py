@@ -37,6 +37,7 @@ _DEFAULT_FIELDS = {
     "drives.list": "kind,nextPageToken,drives(kind,id,name)",
     "files.create": _DEFAULT_FILE,
     "files.update": _DEFAULT_FILE,
+    "permissions.list": "kind,nextPageToken,permissions(id,type,role,emailAddress)",
     "changes.list": (
         "kind,nextPageToken,newStartPageToken,"
         f"changes(kind,changeType,time,removed,fileId,driveId,file({_DEFAULT_FILE}))"
@@ -208,6 +209,12 @@ def _create_file(state: DriveState, request: Request, _: str) -> Reply:
     return _json("files.create", request, state.resource(item))
 
 
+def _list_permissions(state: DriveState, request: Request, file_id: str) -> Reply:
+    item = state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    payload = {"kind": "drive#permissionList", "permissions": state.permissions.listed(state, item.id)}
+    return _json("permissions.list", request, payload)
+
+
 def _start_page_token(state: DriveState, request: Request, _: str) -> Reply:
     payload = {"kind": "drive#startPageToken", "startPageToken": state.start_page_token()}
     return Reply(body=json.dumps(payload).encode())
@@ -295,6 +302,7 @@ _ROUTES: list[tuple[str, str, str, _View]] = [
     ("GET", r"/files", "files.list", _list_files),
     ("POST", r"/files", "files.create", _create_file),
     ("GET", r"/files/(?P<id>[^/]+)/export", "files.export", _export),
+    ("GET", r"/files/(?P<id>[^/]+)/permissions", "permissions.list", _list_permissions),
     ("GET", r"/files/(?P<id>[^/]+)", "files.get", _get_file),
     ("PATCH", r"/files/(?P<id>[^/]+)", "files.update", _update_file),
     ("GET", r"/changes/startPageToken", "changes.getStartPageToken", _start_page_token),

@@ -141,7 +141,7 @@ KNOWN_FIELDS = frozenset(
         "createdTime", "size", "trashed", "explicitlyTrashed", "driveId", "shortcutDetails",
         "targetId", "targetMimeType", "files", "nextPageToken", "incompleteSearch", "changes",
         "newStartPageToken", "startPageToken", "fileId", "removed", "file", "time", "changeType",
-        "drives",
+        "drives", "permissions", "type", "role", "emailAddress", "domain",
     }
 )  # fmt: skip
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, Fault, FaultKind, not_found
+from apps.connectors.drive.emulator_permissions import DrivePermissions
 from apps.connectors.drive.emulator_query import ROOT_ID, Predicate
 
 
@@ -90,6 +91,7 @@ class DriveState:
         self.revoked_refresh_tokens: set[str] = set()
         self._auth_codes: dict[str, OAuthGrant] = {}
         self.account = GoogleAccount()
+        self.permissions = DrivePermissions()
         # Claims to overwrite in the next ID tokens (tests forge a wrong audience, an expiry, ...).
         self.id_token_overrides: dict[str, object] = {}
         self._items[self.MY_DRIVE_ID] = DriveItem(

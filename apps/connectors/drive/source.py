@@ -95,6 +95,22 @@ class DriveSource:
             raise SourceError(f"{entry.path} can no longer be indexed after the move.")
         return moved
 
+    def readable_by(self, email: str) -> bool:
+        """Whether the Google account with this email may open the folder in Drive: shared with
+        it (here or on a folder above), with anyone, or with its whole domain. A group share
+        cannot be resolved without the Directory API, so it does not count."""
+        email = email.strip().lower()
+        domain = email.rpartition("@")[2]
+        for permission in self._api.permissions(self.folder_id):
+            kind = permission.get("type")
+            if kind == "anyone":
+                return True
+            if kind == "user" and str(permission.get("emailAddress", "")).lower() == email:
+                return True
+            if kind == "domain" and domain and str(permission.get("domain", "")).lower() == domain:
+                return True
+        return False
+
     def start_cursor(self) -> str:
         return self._api.start_page_token()
 
