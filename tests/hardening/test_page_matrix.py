@@ -1,0 +1,74 @@
+"""Every browser page (enumerated from the URL resolver, outside /api/, /admin/ and allauth's
+/accounts/) by owner, viewer, editor, another user and anonymous: a page of a folder is 404 to
+anyone without a role on it, and anonymous visitors are sent to log in. A new page without a
+row below fails the suite."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from apps.library.members import invitation_create
+from apps.library.models import FolderMembership
+
+pytestmark = pytest.mark.django_db
+
+PUBLIC, SIGNED_IN, FOLDER_VIEW = "public", "signed-in", "folder-view"
+RULES = {
+    "login": PUBLIC,
+    "logout": PUBLIC,
+    "healthz": PUBLIC,
+    "web-folders": SIGNED_IN,
+    "web-inbox": SIGNED_IN,
+    "web-invitation": SIGNED_IN,
+    "web-folder-chat": FOLDER_VIEW,
+}
+SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")
+
+
+def _pages(patterns, prefix=""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _pages(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            template = prefix + str(pattern.pattern)
+            if not template.startswith(SKIPPED_PREFIXES):
+                yield pattern.name, tuple(pattern.pattern.converters)
+
+
+CONVERTERS = dict(_pages(get_resolver().url_patterns))
+PAGES = sorted(CONVERTERS)
+
+
+def test_every_page_has_a_row():
+    assert set(PAGES) == set(RULES), "add each new page to RULES"
+
+
+def _url(name, owned):
+    if name == "web-invitation":
+        _, token = invitation_create(folder=owned.folder, actor=owned.folder.owner, role="viewer")
+        return reverse(name, kwargs={"token": token})
+    return reverse(name, kwargs={k: v for k, v in owned.kwargs_for(name).items() if k in CONVERTERS[name]})
+
+
+def _client(user=None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("name", [name for name in PAGES if RULES.get(name) != PUBLIC])
+def test_pages_by_role(name, owned, user, other_user, django_user_model):
+    url = _url(name, owned)
+    anonymous = _client().get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/"), (url, anonymous.status_code)
+
+    assert _client(user).get(url).status_code == 200, url
+    for role in ("viewer", "editor"):
+        member = django_user_model.objects.create_user(username=f"page-{role}")
+        FolderMembership.objects.create(folder=owned.folder, user=member, role=role)
+        assert _client(member).get(url).status_code == 200, (url, role)
+    stranger = _client(other_user).get(url).status_code
+    assert stranger == (404 if RULES[name] == FOLDER_VIEW else 200), (url, stranger)
