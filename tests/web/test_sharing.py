@@ -90,6 +90,8 @@ def test_invite_join_ask_refused_promoted_and_revoked(
         )
 
         # alice makes bob an editor: bob files an inbox suggestion.
+        dialog.get_by_role("button", name="Close sharing").click()
+        dialog = share_dialog(page, "Household")
         member = dialog.locator(".member").filter(has_text="bob")
         member.get_by_label("Role of bob").select_option("editor")
         expect(member.get_by_label("Role of bob")).to_have_value("editor")
