@@ -227,6 +227,12 @@ BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.25)
 INDEX_DEFER_SEARCH_VECTOR = env_bool("INDEX_DEFER_SEARCH_VECTOR", False)
 FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
 FOLDER_FULL_PRUNE_INTERVAL_SECONDS = env_int("FOLDER_FULL_PRUNE_INTERVAL_SECONDS", 86400)
+# The watcher (`manage.py watch_folders`): a local folder's sync is queued once its files have been
+# quiet this long, or this long after its first change while writes keep coming; the set of local
+# folders is read again this often.
+WATCHER_QUIET_SECONDS = env_float("WATCHER_QUIET_SECONDS", 1.0)
+WATCHER_MAX_WAIT_SECONDS = env_float("WATCHER_MAX_WAIT_SECONDS", 5.0)
+WATCHER_POLL_SECONDS = env_float("WATCHER_POLL_SECONDS", 3.0)
 
 # --- Google Drive -----------------------------------------------------------------------------
 GOOGLE_OAUTH_CLIENT_ID = env_str("GOOGLE_OAUTH_CLIENT_ID")
