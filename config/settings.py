@@ -13,7 +13,8 @@ from config.env import BASE_DIR, env_bool, env_float, env_int, env_list, env_str
 django_stubs_ext.monkeypatch()
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked (DJANGO_DEBUG=true): a wrong URL shows the friendly 404 page, not the URL list.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -28,6 +29,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "apps.core",
     "apps.library",
@@ -146,6 +148,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Talk to your folders: index, search and chat with citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the venv (drf-spectacular-sidecar's static files), not a CDN: /api/docs works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "apps.core.openapi.event_stream_operations",

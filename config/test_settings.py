@@ -14,3 +14,10 @@ CELERY_RESULT_BACKEND = REDIS_URL
 # model ask for it explicitly.
 EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "hash")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Like `make run` (see its Makefile target): plain HTTP on loopback with DEBUG off, so no Secure
+# cookies, and logs as text lines.
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+LOGGING["handlers"]["console"]["formatter"] = "text"  # noqa: F405
+# A clean clone has run no collectstatic: WhiteNoise serves the apps' static files where they are.
+WHITENOISE_USE_FINDERS = True

@@ -13,4 +13,5 @@ urlpatterns = [
     path("", views.folder_list, name="web-folders"),
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
     path("inbox/", views.inbox, name="web-inbox"),
+    path("help/drive/", views.drive_setup, name="web-drive-setup"),
 ]

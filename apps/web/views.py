@@ -16,8 +16,10 @@ from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.library.access import folder_access
 from apps.library.services import local_roots
+from apps.web.readme import readme_section
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
+DRIVE_SETUP = "Google Drive setup"  # the README's section
 
 
 @login_required
@@ -65,7 +67,12 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
     # The roots are shown next to the path field: the API refuses local folders outside them.
-    context = {"local_roots": [str(root) for root in local_roots(user=request.user)], "drive_notice": notice}
+    context = {
+        "local_roots": [str(root) for root in local_roots(user=request.user)],
+        "drive_notice": notice,
+        # Shown when Drive is not configured: the README's emulator commands, never a copy of them.
+        "drive_demo": next(block.text for block in readme_section(title=DRIVE_SETUP) if block.kind == "code"),
+    }
     return render(request, "web/folders.html", context, status=status)
 
 
@@ -78,3 +85,9 @@ def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
+
+
+@login_required
+def drive_setup(request: HttpRequest) -> HttpResponse:
+    """The README's Drive setup, where the folders page points when Drive is not configured."""
+    return render(request, "web/help_drive.html", {"blocks": readme_section(title=DRIVE_SETUP)})
