@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 import django_stubs_ext
@@ -307,7 +308,7 @@ SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
 
 # --- Logging ----------------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {

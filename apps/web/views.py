@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -67,8 +67,10 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
     # The roots are shown next to the path field: the API refuses local folders outside them.
+    # An API client finishing the Drive callback with a token has no session user, and no roots to see.
+    roots = local_roots(user=request.user) if isinstance(request.user, User) else []
     context = {
-        "local_roots": [str(root) for root in local_roots(user=request.user)],
+        "local_roots": [str(root) for root in roots],
         "drive_notice": notice,
         # Shown when Drive is not configured: the README's emulator commands, never a copy of them.
         "drive_demo": next(block.text for block in readme_section(title=DRIVE_SETUP) if block.kind == "code"),

@@ -83,7 +83,7 @@ def pages(folder: Folder) -> dict[str, str]:
 OVERFLOWING = """(limit) => [...document.querySelectorAll("body *")]
     .filter((element) => element.getBoundingClientRect().right > limit + 0.5)
     .filter((element) => ![...element.children].some((child) => child.getBoundingClientRect().right > limit + 0.5))
-    .map((element) => `${element.tagName.toLowerCase()}.${element.className} (${element.getBoundingClientRect().right} px)`)
+    .map((element) => `${element.tagName}.${element.className} (${element.getBoundingClientRect().right} px)`)
     .slice(0, 8)"""
 
 
