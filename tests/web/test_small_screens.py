@@ -152,6 +152,27 @@ def test_the_desktop_chat_page_shows_its_conversations_without_the_toggle(page: 
     expect(page.get_by_role("button", name="Conversations")).to_be_hidden()
 
 
+def assert_tab_reaches_every_control(page: Page, name: str) -> None:
+    """Tab from the top of the page round it once: every visible control in turn, focus shown on each."""
+    stops = set(page.evaluate(TAB_STOPS))
+    assert len(stops) >= 3, f"{name}: {stops}"  # at least the skip link, the brand and one more
+    reached: list[str] = []
+    outer = "(element) => element.outerHTML.slice(0, 120)"
+    for _ in range(len(stops) + 5):
+        page.keyboard.press("Tab")
+        focused = page.evaluate_handle("() => document.activeElement")
+        stop = page.evaluate("(element) => element.dataset.tabStop ?? element.tagName", focused)
+        if stop in reached:
+            break  # round the page once
+        reached.append(stop)
+        if stop in stops:
+            label = page.evaluate(outer, focused)
+            assert page.evaluate(FOCUS_SHOWN, focused), f"{name}: no visible focus on {label}"
+    missing = sorted(stops - set(reached))
+    described = [page.locator(f'[data-tab-stop="{stop}"]').evaluate(outer) for stop in missing]
+    assert not missing, f"{name}: Tab never reaches {described}"
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
 def test_tab_reaches_every_control_of_every_page_and_shows_focus(
     browser: Browser, web_server: RunningServer, library: Folder, viewport: dict[str, int]
@@ -160,29 +181,12 @@ def test_tab_reaches_every_control_of_every_page_and_shows_focus(
     context.set_default_timeout(15_000)
     try:
         page = context.new_page()
+        page.goto("/login/")
+        assert_tab_reaches_every_control(page, "login")
         log_in(page)
         for name, url in pages(library).items():
             page.goto(url)
             settle(page, name)
-            stops = set(page.evaluate(TAB_STOPS))
-            assert len(stops) >= 4, f"{name}: {stops}"  # the skip link, the brand, two nav links, Log out...
-            reached: list[str] = []
-            for _ in range(len(stops) + 5):
-                page.keyboard.press("Tab")
-                focused = page.evaluate_handle("() => document.activeElement")
-                stop = page.evaluate("(element) => element.dataset.tabStop ?? element.tagName", focused)
-                if stop in reached:
-                    break  # round the page once
-                reached.append(stop)
-                label = page.evaluate("(element) => element.outerHTML.slice(0, 120)", focused)
-                if stop in stops:
-                    assert page.evaluate(FOCUS_SHOWN, focused), f"{name}: no visible focus on {label}"
-                    assert page.evaluate("(e) => e.getBoundingClientRect().width > 0", focused), label
-            missing = stops - set(reached)
-            described = [
-                page.evaluate(f"() => document.querySelector('[data-tab-stop=\"{stop}\"]').outerHTML.slice(0, 120)")
-                for stop in sorted(missing)
-            ]
-            assert not missing, f"{name}: Tab never reaches {described}"
+            assert_tab_reaches_every_control(page, name)
     finally:
         context.close()
