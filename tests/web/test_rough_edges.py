@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory
+from django.views.defaults import permission_denied
 from playwright.sync_api import Page, Route, expect
 
 from apps.core.views import server_error
@@ -67,6 +69,14 @@ def test_a_crash_is_a_friendly_page_and_json_under_the_api() -> None:
     assert "Something went wrong" in page.content.decode() and "Traceback" not in page.content.decode()
     api = server_error(RequestFactory().get("/api/folders/1"))
     assert api.status_code == 500 and api.content == b'{"detail": "Server error."}'
+
+
+def test_a_refusal_is_a_friendly_page(user) -> None:
+    request = RequestFactory().get("/admin/somewhere/")
+    request.user = user
+    response = permission_denied(request, PermissionDenied())
+    assert response.status_code == 403
+    assert "Not allowed" in response.content.decode() and "Go to your folders" in response.content.decode()
 
 
 def test_the_server_runs_with_debug_off_and_serves_static_files(web_server: RunningServer) -> None:
