@@ -145,7 +145,11 @@ class FolderWatcher:
         except DatabaseError as exc:
             logger.warning("watcher: cannot read the local folders (%s); keeping the current watches", exc)
             return
-        for folder_id in [pk for pk, watch in self._watches.items() if folders.get(pk) != watch.key]:
+        # A folder removed or changed is watched no more (or anew); so is one whose directory went
+        # away, since inotify's watch went with it: it is watched again once the directory is back.
+        for folder_id in [
+            pk for pk, watch in self._watches.items() if folders.get(pk) != watch.key or not os.path.isdir(watch.key[0])
+        ]:
             self._observer.unschedule(self._watches.pop(folder_id).handle)
             self.debouncer.take(folder_id)
             logger.info("watcher: stopped watching folder %s", folder_id)
@@ -166,12 +170,14 @@ class FolderWatcher:
             handle = self._observer.schedule(handler, directory, recursive=True)
         except OSError as exc:
             # Most often the directory is gone or inotify's watch limit (fs.inotify.max_user_watches) is reached.
-            logger.warning(
-                "watcher: cannot watch folder %s at %s (%s); the periodic sync covers it", folder_id, directory, exc
-            )
+            # Said once; the retries a minute apart that fail the same way are not.
+            level = logging.DEBUG if folder_id in self._failed else logging.WARNING
+            message = "watcher: cannot watch folder %s at %s (%s); the periodic sync covers it"
+            logger.log(level, message, folder_id, directory, exc)
             self._failed[folder_id] = (key, time.monotonic() + RETRY_SECONDS)
             return
-        self._failed.pop(folder_id, None)
+        if self._failed.pop(folder_id, None):
+            self.debouncer.touch(folder_id)  # what changed while it was not watched
         self._watches[folder_id] = _Watch(key=key, handle=handle)
         logger.info("watcher: watching folder %s at %s", folder_id, directory)
 

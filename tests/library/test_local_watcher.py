@@ -7,6 +7,7 @@ and time a file from being written to being found by search.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 import time
@@ -114,7 +115,7 @@ def test_writes_queue_one_sync_while_reads_excluded_paths_and_held_claims_do_not
     wait_for(lambda: queued == [folder.pk, folder.pk], timeout=5, what="the held change queued after the claim")
 
 
-def test_folders_added_removed_or_gone_from_disk(user, tmp_path: Path, in_process_watcher) -> None:
+def test_folders_added_removed_or_gone_from_disk(user, tmp_path: Path, in_process_watcher, monkeypatch) -> None:
     watcher, queued = in_process_watcher
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
@@ -134,6 +135,21 @@ def test_folders_added_removed_or_gone_from_disk(user, tmp_path: Path, in_proces
     wait_for(lambda: queued == [two.pk], timeout=5, what="the remaining folder's sync")
     time.sleep(0.5)
     assert queued == [two.pk] and missing.pk not in watcher.watched
+
+    # A directory that goes away takes its inotify watch along: it is watched again once it is back,
+    # and syncs once for what changed unseen meanwhile.
+    monkeypatch.setattr("apps.connectors.local_watch.RETRY_SECONDS", 0.0)
+    shutil.rmtree(second)
+    watcher.refresh()
+    assert watcher.watched == set()
+    time.sleep(0.5)  # whatever the removal's own events queued is in by now
+    before = len(queued)
+    second.mkdir()
+    (second / "c.txt").write_text("written while not watched")
+    watcher.refresh()
+    assert watcher.watched == {two.pk}
+    wait_for(lambda: len(queued) == before + 1, timeout=5, what="a sync for the directory watched again")
+    assert queued[-1] == two.pk
 
 
 @pytest.fixture
