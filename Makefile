@@ -31,6 +31,10 @@ migrate: services
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py install_beat_schedule
 
+# DEBUG is off (Django's debug pages only with DJANGO_DEBUG=true); the site is plain HTTP on loopback,
+# so its cookies go without the Secure flag, and logs are text lines.
+run: export DJANGO_SECURE_COOKIES ?= false
+run: export LOG_FORMAT ?= text
 run: migrate ocr
 	$(BIN)/python manage.py ensure_demo_user
 	# Index the bundled sample folder in-process (bounded; unchanged files are no-ops on later runs).

@@ -29,6 +29,7 @@ BENCHMARKS = [
     "sse_latency",
     "event_publish",
     "drive_sync",
+    "watcher_delay",
     "router_latency",
     "load",
     "ocr_quality",

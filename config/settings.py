@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse, urlsplit
 
 import django_stubs_ext
@@ -13,7 +14,8 @@ from config.env import BASE_DIR, env_bool, env_float, env_int, env_list, env_str
 django_stubs_ext.monkeypatch()
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Off unless asked (DJANGO_DEBUG=true): a wrong URL shows the friendly 404 page, not the URL list.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -28,6 +30,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "allauth",
     "allauth.account",
@@ -151,6 +154,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Talk to your folders: index, search and chat with citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and Redoc from the venv (drf-spectacular-sidecar's static files), not a CDN: /api/docs works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "apps.core.openapi.event_stream_operations",
@@ -234,6 +241,12 @@ FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
 # How long an invitation link to a folder stays valid.
 INVITATION_TTL_SECONDS = env_int("INVITATION_TTL_SECONDS", 7 * 24 * 3600)
 FOLDER_FULL_PRUNE_INTERVAL_SECONDS = env_int("FOLDER_FULL_PRUNE_INTERVAL_SECONDS", 86400)
+# The watcher (`manage.py watch_folders`): a local folder's sync is queued once its files have been
+# quiet this long, or this long after its first change while writes keep coming; the set of local
+# folders is read again this often.
+WATCHER_QUIET_SECONDS = env_float("WATCHER_QUIET_SECONDS", 1.0)
+WATCHER_MAX_WAIT_SECONDS = env_float("WATCHER_MAX_WAIT_SECONDS", 5.0)
+WATCHER_POLL_SECONDS = env_float("WATCHER_POLL_SECONDS", 3.0)
 
 # --- Google Drive -----------------------------------------------------------------------------
 GOOGLE_OAUTH_CLIENT_ID = env_str("GOOGLE_OAUTH_CLIENT_ID")
@@ -339,7 +352,7 @@ SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
 
 # --- Logging ----------------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {

@@ -3,7 +3,7 @@
 import os
 
 from config.settings import *  # noqa: F403
-from config.settings import REDIS_URL
+from config.settings import LOGGING, REDIS_URL
 
 # Each test session uses its own Redis database so its queues never mix with a running
 # `make run` stack or another session's.
@@ -14,3 +14,10 @@ CELERY_RESULT_BACKEND = REDIS_URL
 # model ask for it explicitly.
 EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "hash")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Like `make run` (see its Makefile target): plain HTTP on loopback with DEBUG off, so no Secure
+# cookies, and logs as text lines.
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+LOGGING["handlers"]["console"]["formatter"] = "text"
+# A clean clone has run no collectstatic: WhiteNoise serves the apps' static files where they are.
+WHITENOISE_USE_FINDERS = True

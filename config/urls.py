@@ -6,6 +6,7 @@ from apps.core.views import healthz
 from apps.web.views import drive_callback
 
 handler404 = "apps.core.views.not_found"
+handler500 = "apps.core.views.server_error"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
+from django.views.defaults import server_error as server_error_page
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -31,3 +32,10 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An unhandled exception: JSON under /api/ like every other API error, the friendly page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return server_error_page(request)

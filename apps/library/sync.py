@@ -19,18 +19,14 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
-from apps.core import task_limits
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.source_access import members_source_recheck
 from apps.library.sources import SYNCERS, SourceError, SourceTransientError, SyncOutcome
+from apps.library.sync_selectors import sync_claim_stale_before
 
 logger = logging.getLogger(__name__)
-
-
-def _claim_stale_before(now: dt.datetime) -> dt.datetime:
-    return now - dt.timedelta(seconds=task_limits.SYNC_FOLDER.hard)
 
 
 def folder_sync(*, folder_id: int, task_id: str = "") -> SyncLog | None:
@@ -61,7 +57,7 @@ def folder_sync(*, folder_id: int, task_id: str = "") -> SyncLog | None:
 
 def _sync_claim(*, folder_id: int, token: str, now: dt.datetime) -> int | None:
     """Take the folder's sync claim; the id of the job that records it as ``token``'s, or None."""
-    free = Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now))
+    free = Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=sync_claim_stale_before(now=now))
     with transaction.atomic():
         jobs = IndexingJob.objects.filter(folder_id=folder_id, kind=JobKind.SYNC, celery_task_id=token)
         held_since = jobs.filter(status=JobStatus.RUNNING).values_list("started_at", flat=True).first()
@@ -137,7 +133,7 @@ def folders_sync_due_enqueue(*, now: dt.datetime | None = None) -> list[int]:
     due = list(
         Folder.objects.filter(source__in=list(SYNCERS))
         .exclude(status=FolderStatus.NEEDS_REAUTH)
-        .filter(Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=_claim_stale_before(now)))
+        .filter(Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=sync_claim_stale_before(now=now)))
         .alias(next_sync=next_sync)
         .filter(Q(last_synced_at__isnull=True) | Q(next_sync__lte=now))
         .values_list("pk", flat=True)

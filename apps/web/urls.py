@@ -14,4 +14,5 @@ urlpatterns = [
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
     path("inbox/", views.inbox, name="web-inbox"),
     path("invite/<str:token>/", views.invitation, name="web-invitation"),
+    path("help/drive/", views.drive_setup, name="web-drive-setup"),
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -17,8 +17,10 @@ from apps.core.api import ApplicationError
 from apps.library.access import folder_access
 from apps.library.members import invitation_accept, invitation_get
 from apps.library.services import local_roots
+from apps.web.readme import readme_section
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
+DRIVE_SETUP = "Google Drive setup"  # the README's section
 
 
 @login_required
@@ -66,7 +68,14 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
     # The roots are shown next to the path field: the API refuses local folders outside them.
-    context = {"local_roots": [str(root) for root in local_roots(user=request.user)], "drive_notice": notice}
+    # An API client finishing the Drive callback with a token has no session user, and no roots to see.
+    roots = local_roots(user=request.user) if isinstance(request.user, User) else []
+    context = {
+        "local_roots": [str(root) for root in roots],
+        "drive_notice": notice,
+        # Shown when Drive is not configured: the README's emulator commands, never a copy of them.
+        "drive_demo": next(block.text for block in readme_section(title=DRIVE_SETUP) if block.kind == "code"),
+    }
     return render(request, "web/folders.html", context, status=status)
 
 
@@ -101,3 +110,9 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
         "expires_at": pending.expires_at,
     }
     return render(request, "web/invitation.html", context)
+
+
+@login_required
+def drive_setup(request: HttpRequest) -> HttpResponse:
+    """The README's Drive setup, where the folders page points when Drive is not configured."""
+    return render(request, "web/help_drive.html", {"blocks": readme_section(title=DRIVE_SETUP)})

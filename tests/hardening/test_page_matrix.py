@@ -22,6 +22,7 @@ RULES = {
     "web-folders": SIGNED_IN,
     "web-inbox": SIGNED_IN,
     "web-invitation": SIGNED_IN,
+    "web-drive-setup": SIGNED_IN,
     "web-folder-chat": FOLDER_VIEW,
 }
 SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")

@@ -146,3 +146,16 @@ def start_celery_worker(
         yield process
     finally:
         stop(process)
+
+
+@contextmanager
+def start_watcher(*, env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`manage.py watch_folders` (the Procfile's watcher), ready once it says it is watching."""
+    process = spawn(["django", "watch_folders"], env=env, log_path=log_path)
+    try:
+        wait_until_ready(
+            lambda: "Watching local folders" in log_path.read_text(), process=process, log_path=log_path, what="watcher"
+        )
+        yield process
+    finally:
+        stop(process)

@@ -1,8 +1,8 @@
 // The chat page: conversations of one folder, asking, and following each answer as it streams.
 import { api, results } from "./api.js";
 import { h, sendOnEnter, statusSetter } from "./dom.js";
-import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
+import { relativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
 
 const root = document.getElementById("chat");
@@ -74,7 +74,7 @@ async function loadConversations() {
         "a",
         { href: `?c=${conversation.id}` },
         h("span", { class: "conversation-title" }, conversation.title || `Conversation ${conversation.id}`),
-        h("span", { class: "conversation-time" }, timeAgo(conversation.last_activity_at)),
+        h("span", { class: "conversation-time" }, relativeTime(conversation.last_activity_at)),
       );
       if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
       return h("li", {}, link);

@@ -45,8 +45,9 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     if (!state.connected) {
       status.textContent = state.can_connect
         ? "Connect your Google Drive to pick a folder from it."
-        : "Google Drive is not configured on this server (GOOGLE_OAUTH_CLIENT_ID or GOOGLE_SERVICE_ACCOUNT_FILE).";
+        : "Google Drive is not configured on this server.";
       connect.hidden = !state.can_connect;
+      document.getElementById("drive-setup").hidden = state.can_connect;
       return;
     }
     status.textContent =

@@ -5,7 +5,8 @@ import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
 import { setUpDrivePanel } from "./drive-picker.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
-import { progressText, statusLabel, syncSummary, timeAgo } from "./format.js";
+import { progressText, statusLabel, syncSummary } from "./format.js";
+import { relativeTime } from "./relative-times.js";
 import { openShareDialog } from "./share.js";
 
 const SYNC_WAIT_MS = 120000;
@@ -167,8 +168,7 @@ function render(folder) {
   progress.value = folder.files_total ? done : 0;
   field(card, "counts").textContent = progressText(folder);
   const lastSync = field(card, "last-sync");
-  lastSync.textContent = `Last sync: ${timeAgo(folder.last_synced_at)}`;
-  lastSync.title = folder.last_synced_at ?? "";
+  lastSync.replaceChildren("Last sync: ", relativeTime(folder.last_synced_at));
   const error = field(card, "error");
   error.textContent = folder.last_error;
   error.hidden = !folder.last_error;

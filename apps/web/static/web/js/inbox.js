@@ -5,8 +5,8 @@ import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
-import { timeAgo } from "./format.js";
 import { AnswerView, questionItem } from "./message-view.js";
+import { setRelativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
 
 const SUGGESTION_BATCH_MS = 100;
@@ -265,8 +265,7 @@ async function respond(item, suggestion, body) {
 }
 
 function setTime(element, iso) {
-  element.dateTime = iso ?? "";
-  element.textContent = iso ? timeAgo(iso) : "";
+  setRelativeTime(element, iso, { empty: "" });
 }
 
 // --- talking to the assistant ------------------------------------------------------------------
