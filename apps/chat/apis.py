@@ -117,11 +117,10 @@ class ConversationDetailApi(APIView):
 
     @extend_schema(request=ConversationRenameInputSerializer, responses={200: ConversationOutputSerializer})
     def patch(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation_or_404(request, conversation_id)  # someone else's: 404 before 400
         data = self.ConversationRenameInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        conversation = controls.conversation_rename(
-            conversation=_conversation_or_404(request, conversation_id), title=data.validated_data["title"]
-        )
+        conversation = controls.conversation_rename(conversation=conversation, title=data.validated_data["title"])
         return Response(ConversationOutputSerializer(conversation).data)
 
     @extend_schema(responses={204: None, 409: error_response("An answer is still being written in it.")})

@@ -21,6 +21,7 @@ class Owned:
     conversation: Conversation
     inbox_conversation: Conversation
     run: AgentRun
+    answer: Message
     suggestion: OrganizationSuggestion
     move: FileMove
 
@@ -38,6 +39,7 @@ class Owned:
             "file_id": self.file.pk,
             "conversation_id": (self.inbox_conversation if inbox else self.conversation).pk,
             "run_id": self.run.pk,
+            "message_id": self.answer.pk,
             "suggestion_id": self.suggestion.pk,
             "move_id": self.move.pk,
         }
@@ -57,10 +59,12 @@ def owned(user, tmp_path) -> Owned:
     conversation = Conversation.objects.create(owner=user, folder=folder, kind="chat", title="c")
     inbox_conversation = Conversation.objects.create(owner=user, folder=folder, kind="inbox", title="i")
     question = Message.objects.create(conversation=conversation, role="user", content={"text": "hi"})
+    answer = Message.objects.create(conversation=conversation, role="agent", content={"text": "hello"})
     run = AgentRun.objects.create(
         owner=user,
         conversation=conversation,
         question=question,
+        answer=answer,
         status=RunStatus.COMPLETED,
         started_at=timezone.now() - timezone.timedelta(minutes=5),
         finished_at=timezone.now() - timezone.timedelta(minutes=5),
@@ -69,4 +73,4 @@ def owned(user, tmp_path) -> Owned:
         owner=user, folder=folder, file=file, source_path="inbox/note.txt", target_folder="taxes", confidence=0.9
     )
     move = FileMove.objects.create(owner=user, file=file, from_path="old/note.txt", to_path="inbox/note.txt")
-    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move)
+    return Owned(folder, file, conversation, inbox_conversation, run, answer, suggestion, move)
