@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback, RunStatus
 from tests.support.browser import log_in
-from tests.support.llm_wire_stub import LLMWireStub
+from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -160,3 +160,24 @@ def test_regenerate_then_rename_and_delete_the_conversation(page: Page, folder, 
     expect(page).to_have_url(re.compile(rf"/folders/{folder.pk}/$"))
     expect(page.locator("#conversation-list")).to_contain_text("No conversations yet.")
     assert not Conversation.objects.exists()
+
+
+def test_a_long_step_line_wraps_inside_the_column(
+    page: Page, folder, slow_model: LLMWireStub, celery_worker_process
+) -> None:
+    query = "withheld" * 40  # one unbreakable word, far wider than the column
+    slow_model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": query}))
+    slow_model.reply_text("Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1].")
+    open_chat(page, folder)
+    column = page.locator("#messages").bounding_box()
+
+    ask(page, W2_QUESTION, agent_mode=True)
+
+    expect(page.locator("#run-status")).to_have_text("Answer ready.")
+    brief = answers(page).last.locator(".step-brief").bounding_box()
+    bubble = answers(page).last.locator(".bubble").bounding_box()
+    after = page.locator("#messages").bounding_box()
+    assert column and brief and bubble and after
+    assert after["width"] == column["width"] <= 860
+    assert bubble["x"] + bubble["width"] <= after["x"] + after["width"] + 1
+    assert brief["height"] > 40, "the long line did not wrap"
