@@ -97,28 +97,43 @@ async function loadConversations() {
 
 function conversationItem(conversation) {
   const title = conversation.title || `Conversation ${conversation.id}`;
+  const at = conversation.last_activity_at;
   const link = h(
     "a",
     { href: `?c=${conversation.id}` },
     h("span", { class: "conversation-title" }, title),
-    h("time", { class: "conversation-time", datetime: conversation.last_activity_at }, timeAgo(conversation.last_activity_at)),
+    h("time", { class: "conversation-time", datetime: at }, timeAgo(at)),
   );
   if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
   const item = h("li", { class: "conversation" }, link);
-  const actions = h(
-    "div",
-    { class: "conversation-actions" },
-    h("button", { type: "button", class: "button quiet small", "aria-label": `Rename “${title}”`, onclick: () => rename(item, conversation, title) }, "Rename"),
-    h("button", { type: "button", class: "button quiet small", "aria-label": `Delete “${title}”`, onclick: () => remove(conversation, title) }, "Delete"),
+  const action = (name, onclick) =>
+    h("button", { type: "button", class: "button quiet small", "aria-label": `${name} “${title}”`, onclick }, name);
+  item.append(
+    h(
+      "div",
+      { class: "conversation-actions" },
+      action("Rename", () => rename(item, conversation, title)),
+      action("Delete", () => remove(conversation, title)),
+    ),
   );
-  item.append(actions);
   return item;
 }
 
+// The title becomes a field in place: Enter saves, Escape leaves it as it was.
 function rename(item, conversation, title) {
-  const input = h("input", { type: "text", value: title, maxlength: "255", required: "", "aria-label": "Conversation title" });
-  const form = h("form", { class: "conversation-rename" }, input, h("button", { type: "submit", class: "button small" }, "Save"));
-  const restore = () => loadConversations();
+  const input = h("input", {
+    type: "text",
+    value: title,
+    maxlength: "255",
+    required: "",
+    "aria-label": "Conversation title",
+  });
+  const form = h(
+    "form",
+    { class: "conversation-rename" },
+    input,
+    h("button", { type: "submit", class: "button small" }, "Save"),
+  );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
@@ -127,11 +142,11 @@ function rename(item, conversation, title) {
     } catch (error) {
       setStatus(error.message, { failed: true });
     }
-    await restore();
+    await loadConversations();
     conversationList.querySelector(`a[href="?c=${conversation.id}"]`)?.focus();
   });
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") restore();
+    if (event.key === "Escape") loadConversations();
   });
   item.replaceChildren(form);
   input.focus();

@@ -61,7 +61,9 @@ export class AnswerView {
     const stopped = Boolean(message.metadata?.stopped);
     this.item.classList.toggle("message-stopped", stopped);
     field(this.item, "stopped").hidden = !stopped;
-    field(this.item, "stopped").textContent = message.text ? "Stopped: the answer was cut short." : "Stopped before any text.";
+    field(this.item, "stopped").textContent = message.text
+      ? "Stopped: the answer was cut short."
+      : "Stopped before any text.";
     const sources = field(this.item, "sources");
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
