@@ -11,7 +11,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from apps.chat.agent.tools import BUILTIN_TOOL_NAMES
 from apps.chat.agent.tools.webhooks import webhook_problems
 from apps.chat.metrics import agent_metrics_summary
-from apps.chat.models import AgentRun, Conversation, Message, WebhookTool
+from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback, WebhookTool
 
 
 class MessageInline(admin.TabularInline[Message, Conversation]):
@@ -58,6 +58,19 @@ class AgentRunAdmin(admin.ModelAdmin[AgentRun]):
             "since": request.GET.get("since", ""),
         }
         return TemplateResponse(request, "admin/chat/agentrun/metrics.html", context)
+
+
+@admin.register(MessageFeedback)
+class MessageFeedbackAdmin(admin.ModelAdmin[MessageFeedback]):
+    list_display = ["message", "user", "rating", "mode", "comment", "updated_at"]
+    list_filter = ["rating", "updated_at"]
+    search_fields = ["comment", "user__username"]
+    raw_id_fields = ["message", "user"]
+    list_select_related = ["message", "user"]
+
+    @admin.display(description="Mode")
+    def mode(self, feedback: MessageFeedback) -> str:
+        return str(feedback.message.metadata.get("mode", ""))
 
 
 def _parse_day(value: str) -> dt.datetime | None:

@@ -14,14 +14,15 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from apps.chat import selectors, services
+from apps.chat import controls, selectors, services
 from apps.chat.events import STEP_DOC
-from apps.chat.models import Conversation, ConversationStatus
+from apps.chat.models import Conversation, ConversationStatus, FeedbackRating
 from apps.chat.serializers import (
     MAX_MESSAGE_CHARS,
     ChatAcceptedOutputSerializer,
     ConversationDetailOutputSerializer,
     ConversationOutputSerializer,
+    FeedbackOutputSerializer,
     RunOutputSerializer,
     events_url,
 )
@@ -29,6 +30,8 @@ from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.access import folder_access
+
+MAX_FEEDBACK_CHARS = 2000
 
 
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
@@ -102,9 +105,50 @@ class ConversationListApi(APIView):
 
 
 class ConversationDetailApi(APIView):
+    class ConversationRenameInputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=255)
+
     @extend_schema(responses={200: ConversationDetailOutputSerializer})
     def get(self, request: Request, conversation_id: int) -> Response:
-        return Response(ConversationDetailOutputSerializer(_conversation_or_404(request, conversation_id)).data)
+        conversation = selectors.conversation_get_with_messages(user=request.user, conversation_id=conversation_id)
+        if conversation is None:
+            raise Http404("Conversation not found.")
+        return Response(ConversationDetailOutputSerializer(conversation).data)
+
+    @extend_schema(request=ConversationRenameInputSerializer, responses={200: ConversationOutputSerializer})
+    def patch(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation_or_404(request, conversation_id)  # someone else's: 404 before 400
+        data = self.ConversationRenameInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation = controls.conversation_rename(conversation=conversation, title=data.validated_data["title"])
+        return Response(ConversationOutputSerializer(conversation).data)
+
+    @extend_schema(responses={204: None, 409: error_response("An answer is still being written in it.")})
+    def delete(self, request: Request, conversation_id: int) -> Response:
+        controls.conversation_delete(conversation=_conversation_or_404(request, conversation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConversationRegenerateApi(APIView):
+    """Answer the conversation's last question again, in the same mode, as a new run."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "chat"
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: ChatAcceptedOutputSerializer,
+            409: error_response("No answer yet, one still being written, or the conversation is archived."),
+        },
+    )
+    def post(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation_or_404(request, conversation_id)
+        folder_access(user=request.user, folder_id=conversation.folder_id)  # a folder no longer shared: 404
+        run = controls.conversation_regenerate(user=request.user, conversation=conversation)  # type: ignore[arg-type]
+        services.run_enqueue(run=run)
+        body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}
+        return Response(ChatAcceptedOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ConversationArchiveApi(APIView):
@@ -121,3 +165,46 @@ class RunDetailApi(APIView):
         if run is None:
             raise Http404("Run not found.")
         return Response(RunOutputSerializer(run).data)
+
+
+class RunCancelApi(APIView):
+    """Stop a run. A queued run ends at once; a running one at its next text chunk or tool
+    boundary, keeping the text written so far. Either way its stream ends with `done` whose
+    `status` is `cancelled` (unless the run finished first)."""
+
+    @extend_schema(
+        request=None,
+        responses={202: RunOutputSerializer, 409: error_response("The run has already finished.")},
+    )
+    def post(self, request: Request, run_id: uuid.UUID) -> Response:
+        run = selectors.run_get(user=request.user, run_id=run_id)
+        if run is None:
+            raise Http404("Run not found.")
+        run = controls.run_cancel(run=run)
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class MessageFeedbackApi(APIView):
+    """Rate an answer of one of your conversations; rating it again replaces the earlier rating."""
+
+    class FeedbackInputSerializer(serializers.Serializer):
+        rating = serializers.ChoiceField(choices=FeedbackRating.choices)
+        comment = serializers.CharField(max_length=MAX_FEEDBACK_CHARS, required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        request=FeedbackInputSerializer,
+        responses={200: FeedbackOutputSerializer, 400: error_response("Not an answer, or invalid input.")},
+    )
+    def post(self, request: Request, message_id: int) -> Response:
+        message = selectors.message_get(user=request.user, message_id=message_id)
+        if message is None:
+            raise Http404("Message not found.")
+        data = self.FeedbackInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        feedback = controls.message_feedback_set(
+            user=request.user,  # type: ignore[arg-type]
+            message=message,
+            rating=data.validated_data["rating"],
+            comment=data.validated_data["comment"],
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)

@@ -9,6 +9,7 @@ from typing import Any
 
 import redis
 
+from apps.chat.cancel import RunCancelled, run_cancel_flag_raised
 from apps.core.events import Event, publish_event, redis_client, run_channel
 from apps.llm.types import TextDelta
 
@@ -19,6 +20,9 @@ EventCallback = Callable[[Event], None]
 TEXT_FLUSH_SECONDS = 0.05
 # Steps a person follows: each carries when it happened and a one-line account of it.
 STEP_EVENTS = frozenset({"status", "tool_call", "tool_result", "text_reset"})
+# Where a run may stop when asked to (`apps.chat.cancel`): before a phase or a tool call starts. The
+# other place is each text flush (`text`). Never at `message`, `done` or `error`: the run is ending.
+CANCEL_POINTS = frozenset({"status", "tool_call"})
 STEP_DOC = (
     "Server-sent events, in order: `status` (phase), `tool_call`, `tool_result`, `text_delta` "
     "(answer text as the model writes it), `text_reset` (text streamed so far belonged to a turn "
@@ -39,7 +43,9 @@ _PHASES = {
 class RunEvents:
     """Each event goes to the run's Redis log and, when given, to `on_event` (CLI, benchmarks).
 
-    Text deltas are coalesced; any other event first flushes pending text, so order holds.
+    Text deltas are coalesced; any other event first flushes pending text, so order holds. What
+    the client was shown of the answer is kept (`text_so_far`, `first_text_at`): a stopped run
+    saves it, and the answer's label says when the first text reached the user.
     """
 
     def __init__(
@@ -48,10 +54,15 @@ class RunEvents:
         self.channel = run_channel(run_id)
         self._on_event = on_event
         self._client = client or redis_client()
+        self.run_id = run_id
         self._pending: list[str] = []
+        self._shown: list[str] = []
         self._last_text_flush = 0.0
+        self.first_text_at: dt.datetime | None = None
 
     def emit(self, type: str, data: dict[str, Any]) -> Event:
+        if type in CANCEL_POINTS:
+            self.raise_if_cancelled()
         if type != "text_delta":
             self.flush_text()
         if type in STEP_EVENTS:
@@ -69,7 +80,17 @@ class RunEvents:
         """An `on_text` callback for `LLMProvider.complete`."""
         self._pending.append(delta.text)
         if time.monotonic() - self._last_text_flush >= TEXT_FLUSH_SECONDS:
+            self.raise_if_cancelled()
             self.flush_text()
+
+    def raise_if_cancelled(self) -> None:
+        """Raises `RunCancelled` once the run's owner asked to stop it."""
+        if run_cancel_flag_raised(run_id=self.run_id, client=self._client):
+            raise RunCancelled()
+
+    def text_so_far(self) -> str:
+        """The answer text written since the last `text_reset`, sent or still pending."""
+        return "".join(self._shown) + "".join(self._pending)
 
     def flush_text(self) -> None:
         if not self._pending:
@@ -79,6 +100,11 @@ class RunEvents:
         self._publish("text_delta", {"text": text})
 
     def _publish(self, type: str, data: dict[str, Any]) -> Event:
+        if type == "text_delta":
+            self._shown.append(data["text"])
+            self.first_text_at = self.first_text_at or dt.datetime.now(dt.UTC)
+        elif type == "text_reset":
+            self._shown = []
         event = Event(
             id=publish_event(channel=self.channel, type=type, data=data, client=self._client), type=type, data=data
         )

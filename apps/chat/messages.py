@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from apps.chat.models import Message, MessageType
@@ -19,6 +20,7 @@ def message_payload(message: Message) -> dict[str, Any]:
         "text": message_text(message),
         "content": content,
         "citations": content.get("citations", []),
+        "steps": content.get("steps", []),
         "metadata": message.metadata,
         "created_at": message.created_at.isoformat(),
     }
@@ -42,3 +44,21 @@ def message_text(message: Message) -> str:
     if message.type == MessageType.FILE:
         return f"Saved {content.get('path', '')}"
     return str(content.get("text", ""))
+
+
+def run_steps(tool_calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A run's tool calls as its answer keeps them: the fields of the `tool_result` event, so the
+    page renders a saved step with the code that renders a live one."""
+    return [
+        {
+            "call_id": call.get("id", ""),
+            "tool_name": call.get("name", ""),
+            "tool_input": call.get("input", {}),
+            "tool_output": call.get("output", ""),
+            "status": call.get("status", ""),
+            "duration_ms": call.get("duration_ms"),
+            "iteration": call.get("iteration"),
+            **({"reasoning": call["reasoning"]} if call.get("reasoning") else {}),
+        }
+        for call in tool_calls
+    ]

@@ -12,7 +12,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from apps.chat.models import AgentRun, RunMode, RunStatus
+from django.db.models import Count
+
+from apps.chat.models import AgentRun, FeedbackRating, MessageFeedback, RunMode, RunStatus
 
 REWRITE_TOOL = "rewrite_query"
 SEARCH_TOOLS = frozenset({"search_folder", "search_by_date_range", "search_files"})
@@ -28,7 +30,7 @@ def agent_metrics_summary(
     *, owner_id: int | None, folder_id: int | None = None, since: dt.datetime | None = None
 ) -> dict[str, Any]:
     """Aggregates over finished runs: all owners' when `owner_id` is None (the admin page)."""
-    runs = AgentRun.objects.filter(status__in=[RunStatus.COMPLETED, RunStatus.ERROR])
+    runs = AgentRun.objects.filter(status__in=[RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED])
     if owner_id is not None:
         runs = runs.filter(owner_id=owner_id)
     if folder_id is not None:
@@ -36,7 +38,28 @@ def agent_metrics_summary(
     if since is not None:
         runs = runs.filter(created_at__gte=since)
     rows = list(runs.order_by("-created_at").values(*FIELDS)[:MAX_RUNS])
-    return summarise(rows)
+    return {**summarise(rows), "feedback": feedback_summary(owner_id=owner_id, folder_id=folder_id, since=since)}
+
+
+def feedback_summary(
+    *, owner_id: int | None, folder_id: int | None = None, since: dt.datetime | None = None
+) -> dict[str, Any]:
+    """Ratings of answers, in all and by the mode of the run that wrote each (`metadata.mode`)."""
+    feedback = MessageFeedback.objects.all()
+    if owner_id is not None:
+        feedback = feedback.filter(message__conversation__owner_id=owner_id)
+    if folder_id is not None:
+        feedback = feedback.filter(message__conversation__folder_id=folder_id)
+    if since is not None:
+        feedback = feedback.filter(message__created_at__gte=since)
+    counts = feedback.values("message__metadata__mode", "rating").annotate(count=Count("id")).order_by()
+    empty = {rating: 0 for rating in FeedbackRating.values}
+    by_mode: dict[str, dict[str, int]] = {mode: dict(empty) for mode in (RunMode.STANDARD, RunMode.AGENT)}
+    for row in counts:
+        mode = str(row["message__metadata__mode"] or "unknown")
+        by_mode.setdefault(mode, dict(empty))[row["rating"]] += row["count"]
+    totals = {rating: sum(ratings[rating] for ratings in by_mode.values()) for rating in FeedbackRating.values}
+    return {**totals, "by_mode": by_mode}
 
 
 def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -51,6 +74,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "runs": len(rows),
         "runs_by_mode": dict(Counter(str(row["mode"]) for row in rows)),
         "failed_runs": sum(row["status"] == RunStatus.ERROR for row in rows),
+        "cancelled_runs": sum(row["status"] == RunStatus.CANCELLED for row in rows),
         "latency_ms": {
             mode: _latency([row for row in rows if row["mode"] == mode]) for mode in (RunMode.STANDARD, RunMode.AGENT)
         },

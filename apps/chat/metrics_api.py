@@ -43,21 +43,35 @@ class TokensSerializer(serializers.Serializer):
     cache_read = serializers.IntegerField(help_text="of input, read from Anthropic's prompt cache (0.1x price)")
 
 
+class RatingsSerializer(serializers.Serializer):
+    up = serializers.IntegerField()
+    down = serializers.IntegerField()
+
+
+class FeedbackSerializer(RatingsSerializer):
+    by_mode = serializers.DictField(
+        child=RatingsSerializer(), help_text="Per mode of the run that wrote the answer: standard, agent, ..."
+    )
+
+
 class AgentMetricsOutputSerializer(serializers.Serializer):
-    runs = serializers.IntegerField(help_text="Finished runs counted (completed and failed).")
+    runs = serializers.IntegerField(help_text="Finished runs counted (completed, failed and cancelled).")
     runs_by_mode = serializers.DictField(child=serializers.IntegerField())
     failed_runs = serializers.IntegerField()
+    cancelled_runs = serializers.IntegerField(help_text="Runs their owner stopped.")
     latency_ms = LatencyByModeSerializer()
     average_iterations = serializers.FloatField(allow_null=True, help_text="Model turns per agent run.")
     tool_usage = serializers.DictField(child=serializers.IntegerField(), help_text="Calls per tool.")
     rewrites = RewritesSerializer()
     fallback = FallbackSerializer()
     tokens = TokensSerializer()
+    feedback = FeedbackSerializer(help_text="Ratings of answers (`POST /api/messages/{id}/feedback`).")
 
 
 class AgentMetricsApi(APIView):
     """Aggregates over the caller's finished runs: runs by mode, latency standard vs agent, average
-    iterations, tool usage, rewrite success, fallback rate and reasons, tokens. Failed runs count."""
+    iterations, tool usage, rewrite success, fallback rate and reasons, tokens, ratings of answers by
+    mode. Failed and cancelled runs count."""
 
     class FilterSerializer(serializers.Serializer):
         folder_id = serializers.IntegerField(required=False, min_value=1)

@@ -77,6 +77,11 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     COMPLETED = "completed", "Completed"
     ERROR = "error", "Error"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+# A run in one of these has ended: it cannot be cancelled, and its conversation can be regenerated.
+FINISHED_RUN_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.ERROR, RunStatus.CANCELLED})
 
 
 class AgentRun(TimestampedModel):
@@ -98,6 +103,23 @@ class AgentRun(TimestampedModel):
 
     class Meta:
         indexes = [models.Index(fields=["owner", "-created_at"])]
+
+
+class FeedbackRating(models.TextChoices):
+    UP = "up", "Helpful"
+    DOWN = "down", "Not helpful"
+
+
+class MessageFeedback(TimestampedModel):
+    """A user's rating of an answer: one per user and message, changed in place."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    rating = models.CharField(max_length=8, choices=FeedbackRating.choices)
+    comment = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["message", "user"], name="chat_feedback_one_per_user_message")]
 
 
 class WebhookTool(TimestampedModel):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 
-from apps.chat.models import AgentRun, Conversation, ConversationKind, Message, MessageRole
+from apps.chat.models import AgentRun, Conversation, ConversationKind, Message, MessageFeedback, MessageRole
 from apps.chat.prompts import HistoryTurn
 from apps.llm.types import Role
 
@@ -32,6 +32,20 @@ def conversation_list(
 
 def conversation_get(*, user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> Conversation | None:
     return conversation_list(user=user).filter(pk=conversation_id).first()
+
+
+def conversation_get_with_messages(
+    *, user: AbstractBaseUser | AnonymousUser, conversation_id: int
+) -> Conversation | None:
+    """A conversation with its messages and, on each, the asker's rating of it (`my_feedback`)."""
+    feedback = Prefetch("feedback", queryset=MessageFeedback.objects.filter(user=user.pk), to_attr="my_feedback")
+    messages = Prefetch("messages", queryset=Message.objects.prefetch_related(feedback))
+    return conversation_list(user=user).filter(pk=conversation_id).prefetch_related(messages).first()
+
+
+def message_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Message | None:
+    """A message of one of the user's conversations (of any kind)."""
+    return Message.objects.filter(pk=message_id, conversation__owner_id=user.pk).first()
 
 
 def conversation_history(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.chat.messages import message_text
-from apps.chat.models import AgentRun, Conversation, Message
+from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback
 
 # The longest question or inbox message accepted, in characters.
 MAX_MESSAGE_CHARS = 8000
@@ -18,19 +19,50 @@ def events_url(run: AgentRun) -> str:
     return reverse("run-events", kwargs={"run_id": run.pk})
 
 
+class FeedbackOutputSerializer(serializers.ModelSerializer[MessageFeedback]):
+    class Meta:
+        model = MessageFeedback
+        fields = ["message_id", "rating", "comment", "created_at", "updated_at"]
+
+
+class StepOutputSerializer(serializers.Serializer):
+    """One tool call of the run that wrote the answer, with the fields of its `tool_result` event."""
+
+    call_id = serializers.CharField()
+    tool_name = serializers.CharField()
+    tool_input = serializers.JSONField()
+    tool_output = serializers.CharField(help_text="A one-line summary of what the tool returned.")
+    status = serializers.ChoiceField(choices=["complete", "error"])
+    duration_ms = serializers.IntegerField(allow_null=True)
+    iteration = serializers.IntegerField(allow_null=True)
+    reasoning = serializers.CharField(required=False, help_text="The model's text before the call, if any.")
+
+
 class MessageOutputSerializer(serializers.ModelSerializer[Message]):
     text = serializers.SerializerMethodField()
     citations = serializers.SerializerMethodField()
+    steps = serializers.SerializerMethodField()
+    feedback = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
-        fields = ["id", "role", "type", "text", "citations", "metadata", "created_at"]
+        fields = ["id", "role", "type", "text", "citations", "steps", "feedback", "metadata", "created_at"]
 
     def get_text(self, message: Message) -> str:
         return str(message.content.get("text", ""))
 
     def get_citations(self, message: Message) -> list[dict[str, Any]]:
         return list(message.content.get("citations", []))
+
+    @extend_schema_field(StepOutputSerializer(many=True))
+    def get_steps(self, message: Message) -> list[dict[str, Any]]:
+        return list(message.content.get("steps", []))
+
+    @extend_schema_field(FeedbackOutputSerializer(allow_null=True))
+    def get_feedback(self, message: Message) -> dict[str, Any] | None:
+        """The asker's rating; only present when the selector prefetched it (`my_feedback`)."""
+        mine = getattr(message, "my_feedback", None)
+        return FeedbackOutputSerializer(mine[0]).data if mine else None
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -26,8 +27,9 @@ from django.utils import timezone
 
 from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
+from apps.chat.cancel import RunCancelled
 from apps.chat.events import EventCallback, RunEvents
-from apps.chat.messages import message_payload
+from apps.chat.messages import message_payload, run_steps
 from apps.chat.models import (
     AgentRun,
     Conversation,
@@ -39,9 +41,10 @@ from apps.chat.models import (
     RunStatus,
 )
 from apps.chat.standard import chat_run_standard
-from apps.chat.types import Runner, RunResult
+from apps.chat.types import Citation, Runner, RunResult
 from apps.core import task_limits
 from apps.core.api import ConflictError
+from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError, LLMRateLimitError, LLMTimeoutError
 
@@ -120,21 +123,34 @@ def run_start_thread(*, run: AgentRun) -> None:
 
 
 def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = None) -> AgentRun:
-    """Run a queued run to its end; a no-op for a finished one (redelivered tasks)."""
+    """Run a queued run to its end; a no-op for a finished one (redelivered tasks, cancelled runs)."""
     claimed = AgentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING, started_at=timezone.now()
     )
-    run = AgentRun.objects.select_related("conversation", "question").get(pk=run_id)
+    run = AgentRun.objects.select_related("conversation", "question", "owner").get(pk=run_id)
     events = RunEvents(run_id=run.pk, on_event=on_event)
     if not claimed:
         if run.status == RunStatus.RUNNING:
             # Delivered again after its worker died mid-run: what it streamed cannot be resumed.
             run_fail(run=run, events=events, message="The run was interrupted. Please ask again.", detail="redelivered")
         return run
+    # Queued runs wait: the asker may have lost the folder (a revoked share) since asking.
+    if not folders_visible(user=run.owner).filter(pk=run.conversation.folder_id).exists():
+        run_fail(run=run, events=events, message="This folder is no longer available to you.", detail="no access")
+        return run
     started = time.perf_counter()
     runner = RUNNERS.get(run.mode)
     try:
         result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
+    except RunCancelled as exc:
+        run_stop(
+            run=run,
+            events=events,
+            text=events.text_so_far(),
+            citations=exc.citations,
+            progress=progress_of(exc),
+            total_ms=_ms_since(started),
+        )
     except Exception as exc:
         if isinstance(exc, LLMError):
             logger.warning("run %s: model failed: %r", run.pk, exc)
@@ -157,56 +173,108 @@ def _fallback(*, run: AgentRun, events: RunEvents) -> RunResult:
 
 
 def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_ms: int) -> Message:
-    now = timezone.now()
     tokens = result.usage.as_metrics()
     metrics: dict[str, Any] = {**result.metrics, "total_ms": total_ms, "tokens": tokens}
-    citations = [citation.as_dict() for citation in result.citations]
+    run.metrics = {**metrics, "model": result.model}
+    run.iterations = result.iterations
+    run.tool_calls = list(result.tool_calls)
+    run.fallback_reason = result.fallback_reason
+    metadata = {
+        "model": result.model,
+        "tokens": tokens,
+        "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
+        **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+    }
+    return _run_answer(
+        run=run,
+        events=events,
+        status=RunStatus.COMPLETED,
+        content={"text": result.text, "citations": [citation.as_dict() for citation in result.citations]},
+        metadata=metadata,
+        fields=["metrics", "iterations", "tool_calls", "fallback_reason"],
+    )
+
+
+def run_stop(
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    text: str,
+    citations: Sequence[Citation] = (),
+    progress: AgentProgress | None = None,
+    total_ms: int | None = None,
+) -> Message:
+    """End a run its owner stopped: the text written so far is its answer, marked as stopped."""
+    fields = []
+    if progress is not None:
+        run.iterations, run.tool_calls, run.metrics = progress.iterations, list(progress.tool_calls), progress.metrics
+        fields += ["iterations", "tool_calls", "metrics"]
+    if total_ms is not None:
+        run.metrics = {**run.metrics, "total_ms": total_ms}
+        fields.append("metrics")
+    return _run_answer(
+        run=run,
+        events=events,
+        status=RunStatus.CANCELLED,
+        content={"text": text, "citations": [citation.as_dict() for citation in citations]},
+        metadata={"stopped": True, "timings_ms": {"total_ms": total_ms} if total_ms is not None else {}},
+        fields=list(dict.fromkeys(fields)),
+    )
+
+
+def _run_answer(
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    status: RunStatus,
+    content: dict[str, Any],
+    metadata: dict[str, Any],
+    fields: list[str],
+) -> Message:
+    """Save the run's answer and its end, then publish `message` and `done` with the status.
+
+    The answer keeps the run's steps (`content.steps`) and how long the asker waited
+    (`metadata.waited_ms`), so a reloaded conversation shows what the live one did.
+    """
+    now = timezone.now()
+    steps = run_steps(run.tool_calls)
     with transaction.atomic():
         answer = Message.objects.create(
             conversation_id=run.conversation_id,
             role=MessageRole.AGENT,
-            content={"text": result.text, "citations": citations},
+            content={**content, **({"steps": steps} if steps else {})},
             metadata={
                 "run_id": str(run.pk),
                 "mode": run.mode,
-                "model": result.model,
-                "tokens": tokens,
-                "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
-                **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+                "waited_ms": _waited_ms(run=run, first_text_at=events.first_text_at, finished_at=now),
+                **metadata,
             },
         )
         run.answer = answer
-        run.status = RunStatus.COMPLETED
+        run.status = status
         run.finished_at = now
-        run.metrics = {**metrics, "model": result.model}
-        run.iterations = result.iterations
-        run.tool_calls = list(result.tool_calls)
-        run.fallback_reason = result.fallback_reason
-        run.save(
-            update_fields=[
-                "answer",
-                "status",
-                "finished_at",
-                "metrics",
-                "iterations",
-                "tool_calls",
-                "fallback_reason",
-                "updated_at",
-            ]
-        )
+        run.save(update_fields=["answer", "status", "finished_at", "updated_at", *fields])
         Conversation.objects.filter(pk=run.conversation_id).update(last_activity_at=now)
     # Published after commit: a client reacting to `message` can already read it from the API.
     events.emit("message", message_payload(answer))
     events.emit(
         "done",
-        {
-            "run_id": str(run.pk),
-            "conversation_id": run.conversation_id,
-            "message_id": answer.pk,
-            "status": RunStatus.COMPLETED,
-        },
+        {"run_id": str(run.pk), "conversation_id": run.conversation_id, "message_id": answer.pk, "status": status},
     )
     return answer
+
+
+def _waited_ms(*, run: AgentRun, first_text_at: dt.datetime | None, finished_at: dt.datetime) -> dict[str, int | None]:
+    """From the asker's side: in the queue, until the first text reached them, until the answer."""
+
+    def since_asked(moment: dt.datetime | None) -> int | None:
+        return round((moment - run.created_at).total_seconds() * 1000) if moment else None
+
+    return {
+        "queued": since_asked(run.started_at or finished_at),
+        "first_text": since_asked(first_text_at),
+        "done": since_asked(finished_at),
+    }
 
 
 def run_fail(

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse, StreamingHt
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from apps.chat.models import AgentRun, RunStatus
+from apps.chat.models import FINISHED_RUN_STATUSES, AgentRun, RunStatus
 from apps.core.events import TERMINAL_TYPES, run_channel
 from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error, unsaved_event
 
@@ -50,7 +50,7 @@ async def _terminal_without_log(run_id: uuid.UUID) -> str | None:
     run = await AgentRun.objects.filter(pk=run_id).only("status", "finished_at", "error").afirst()
     if run is None:
         return unsaved_event("error", {"run_id": str(run_id), "message": "The run no longer exists."})
-    if run.status not in (RunStatus.COMPLETED, RunStatus.ERROR) or run.finished_at is None:
+    if run.status not in FINISHED_RUN_STATUSES or run.finished_at is None:
         return None
     if run.finished_at > timezone.now() - _TERMINAL_GRACE:
         return None

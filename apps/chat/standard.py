@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun
 from apps.chat.prompts import (
@@ -56,7 +57,11 @@ def chat_run_standard(*, run: AgentRun, events: RunEvents, gathered: Sequence[Nu
             first_text_at.append(time.perf_counter())
         events.text(delta)
 
-    response = llm.complete(messages=messages, system=STANDARD_SYSTEM_PROMPT, on_text=on_text)
+    try:
+        response = llm.complete(messages=messages, system=STANDARD_SYSTEM_PROMPT, on_text=on_text)
+    except RunCancelled as exc:  # the stopped answer's [n] still point at their sources
+        exc.citations = answer_citations(answer=events.text_so_far(), sources=sources)
+        raise
     events.flush_text()
     generated = time.perf_counter()
     return RunResult(

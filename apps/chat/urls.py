@@ -11,7 +11,14 @@ urlpatterns = [
         apis.ConversationArchiveApi.as_view(),
         name="conversation-archive",
     ),
+    path(
+        "conversations/<int:conversation_id>/regenerate",
+        apis.ConversationRegenerateApi.as_view(),
+        name="conversation-regenerate",
+    ),
+    path("messages/<int:message_id>/feedback", apis.MessageFeedbackApi.as_view(), name="message-feedback"),
     path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
+    path("runs/<uuid:run_id>/cancel", apis.RunCancelApi.as_view(), name="run-cancel"),
     path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),
     path("metrics/agent", metrics_api.AgentMetricsApi.as_view(), name="agent-metrics"),
 ]

@@ -51,7 +51,9 @@ def test_weak_results_make_it_rewrite_and_search_again(library):
     assert [name for name, _ in steps(events)] == ["search_folder", "rewrite_query", "search_folder"]
     assert run.tool_calls[2]["input"]["query"] == "boiling point mercury"
     answer = Message.objects.get(pk=run.answer_id)
-    assert answer.content == {"text": NOTHING_RELEVANT, "citations": []}
+    assert (answer.content["text"], answer.content["citations"]) == (NOTHING_RELEVANT, [])
+    # The answer keeps its steps for a reloaded page.
+    assert [step["tool_name"] for step in answer.content["steps"]] == [name for name, _ in steps(events)]
     assert [e.data["phase"] for e in events if e.type == "status"] == [
         "searching",
         "rewriting",

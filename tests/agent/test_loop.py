@@ -213,6 +213,7 @@ def test_standard_mode_is_unchanged_by_agent_mode(library, scripted, monkeypatch
         for _, data in comparable:
             data.get("metadata", {}).pop("run_id", None)
             data.get("metadata", {}).pop("timings_ms", None)
+            data.get("metadata", {}).pop("waited_ms", None)
         return run, comparable, request
 
     with_agent = run_standard()

@@ -153,6 +153,17 @@ def test_a_finished_run_whose_log_expired_still_ends(asgi_server, library, token
     assert [(item.type, item.id) for item in received if item.type != "comment"] == [("done", None)]
 
 
+def test_a_cancelled_run_whose_log_expired_ends_saying_so(asgi_server, library, token):
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    AgentRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.CANCELLED, finished_at=timezone.now() - dt.timedelta(minutes=5)
+    )
+
+    received = [item for item in get_events(asgi_server, run.pk, token=token) if item.type != "comment"]
+
+    assert [(item.type, item.data["status"]) for item in received] == [("done", "cancelled")]
+
+
 def test_another_users_run_is_404_and_bad_requests_are_rejected(asgi_server, library, other_user, token):
     run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
     url = f"{asgi_server.url}/api/runs/{run.pk}/events"

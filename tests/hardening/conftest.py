@@ -21,6 +21,7 @@ class Owned:
     conversation: Conversation
     inbox_conversation: Conversation
     run: AgentRun
+    answer: Message
     suggestion: OrganizationSuggestion
     move: FileMove
     member: FolderMembership
@@ -40,6 +41,7 @@ class Owned:
             "file_id": self.file.pk,
             "conversation_id": (self.inbox_conversation if inbox else self.conversation).pk,
             "run_id": self.run.pk,
+            "message_id": self.answer.pk,
             "suggestion_id": self.suggestion.pk,
             "move_id": self.move.pk,
             "user_id": self.member.user_id,
@@ -61,10 +63,12 @@ def owned(user, tmp_path, django_user_model) -> Owned:
     conversation = Conversation.objects.create(owner=user, folder=folder, kind="chat", title="c")
     inbox_conversation = Conversation.objects.create(owner=user, folder=folder, kind="inbox", title="i")
     question = Message.objects.create(conversation=conversation, role="user", content={"text": "hi"})
+    answer = Message.objects.create(conversation=conversation, role="agent", content={"text": "hello"})
     run = AgentRun.objects.create(
         owner=user,
         conversation=conversation,
         question=question,
+        answer=answer,
         status=RunStatus.COMPLETED,
         started_at=timezone.now() - timezone.timedelta(minutes=5),
         finished_at=timezone.now() - timezone.timedelta(minutes=5),
@@ -83,4 +87,4 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         created_by=user,
         expires_at=timezone.now() + timezone.timedelta(days=1),
     )
-    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move, member, invitation)
+    return Owned(folder, file, conversation, inbox_conversation, run, answer, suggestion, move, member, invitation)

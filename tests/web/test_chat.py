@@ -149,7 +149,7 @@ def test_reload_mid_answer_replays_the_run_and_completes(
 
     page.reload()
 
-    # Only the replayed events can bring the step back: the conversation API has no steps.
+    # The answer was not saved before the reload: only the replayed events can bring the step back.
     answer = answers(page).last
     expect(answer.locator(".step")).to_have_count(1)
     expect(answer.locator(".step")).to_contain_text("search_folder")

@@ -72,7 +72,11 @@ class ToolExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
         return [
             self._result(
-                call, *self._output(call, futures, index, budget), iteration=iteration, last=index == len(calls) - 1
+                call,
+                *self._output(call, futures, index, budget),
+                iteration=iteration,
+                last=index == len(calls) - 1,
+                reasoning=clip(reasoning.strip(), REASONING_CHARS) if index == 0 else "",
             )
             for index, call in enumerate(calls)
         ]
@@ -87,7 +91,9 @@ class ToolExecutor:
             return futures[index].result()
         return ToolOutput.error(f"{call.name} timed out after {budget:g} s"), round(budget * 1000)
 
-    def _result(self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int, last: bool) -> Message:
+    def _result(
+        self, call: ToolCall, output: ToolOutput, duration_ms: int, *, iteration: int, last: bool, reasoning: str
+    ) -> Message:
         payload, stats = self.context.render(output.data)
         if stats.omitted:
             payload["context_full"] = (
@@ -117,6 +123,8 @@ class ToolExecutor:
                 "output": summary,
                 "status": status,
                 "duration_ms": duration_ms,
+                # Kept so the saved answer shows the step as its `tool_call` event did.
+                **({"reasoning": reasoning} if reasoning else {}),
             }
         )
         self.events.emit(

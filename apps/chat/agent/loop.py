@@ -47,6 +47,7 @@ from apps.chat.agent.prompts import (
     loop_system_prompt,
 )
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolRegistry
+from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.prompts import HistoryTurn, standard_messages
 from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
@@ -132,6 +133,10 @@ class _AgentLoop:
             return self._research()
         except AgentFallbackError:
             raise
+        except RunCancelled as exc:  # the owner stopped the run: no fallback, what it did is kept
+            progress_attach(exc, self._progress(finish=None))
+            exc.citations = self.context.citations(self.events.text_so_far())
+            raise
         except LLMError as exc:
             if self.text_emitted:
                 progress_attach(exc, self._progress(finish=None))
@@ -185,6 +190,7 @@ class _AgentLoop:
     # -- model calls -------------------------------------------------------------------------------
     def _complete(self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str) -> LLMResponse:
         """One model turn, streamed: its text reaches the events through `_on_text` as it is written."""
+        self.events.raise_if_cancelled()  # a tool boundary: the turn after the tools ran
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise self._timed_out()

@@ -1,7 +1,7 @@
-// An answer's text as DOM: paragraphs, bullet lists, **bold**, and [n] citations as links.
+// An answer's text as DOM: paragraphs, bullet lists, **bold**, `code`, and [n] citations as links.
 import { h } from "./dom.js";
 
-const INLINE = /(\*\*[^*\n]+\*\*|\[\d+(?:\s*,\s*\d+)*\])/;
+const INLINE = /(\*\*[^*\n]+\*\*|`[^`\n]+`|\[\d+(?:\s*,\s*\d+)*\])/;
 const LIST_ITEM = /^\s*(?:[-*•]|\d+[.)])\s+/;
 
 export function renderAnswer(container, text, { citations = [], onCite } = {}) {
@@ -30,6 +30,7 @@ function inlineNodes(line, byNumber, onCite) {
     .filter(Boolean)
     .flatMap((part) => {
       if (part.startsWith("**") && part.endsWith("**")) return [h("strong", {}, part.slice(2, -2))];
+      if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) return [h("code", {}, part.slice(1, -1))];
       if (!part.startsWith("[") || !INLINE.test(part)) return [part];
       const numbers = part.slice(1, -1).split(",").map((n) => Number(n.trim()));
       return numbers.map((n) => citationLink(n, byNumber.get(n), onCite));

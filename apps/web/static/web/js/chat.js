@@ -1,5 +1,5 @@
 // The chat page: conversations of one folder, asking, and following each answer as it streams.
-import { api, results } from "./api.js";
+import { ApiError, api, results } from "./api.js";
 import { h, sendOnEnter, statusSetter } from "./dom.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { relativeTime } from "./relative-times.js";
@@ -14,6 +14,7 @@ const form = document.getElementById("composer");
 const question = document.getElementById("question");
 const agentMode = document.getElementById("agent-mode");
 const send = document.getElementById("send");
+const stop = document.getElementById("stop");
 const setStatus = statusSetter(document.getElementById("run-status"));
 const conversationList = document.getElementById("conversation-list");
 
@@ -37,6 +38,7 @@ const activeRun = {
 
 let conversationId = Number(new URLSearchParams(window.location.search).get("c")) || null;
 let busy = false;
+let following = null; // the run being followed: {runId, ...}
 
 function append(item) {
   const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
@@ -52,6 +54,27 @@ function keepScrolled() {
 function setBusy(on) {
   busy = on;
   send.disabled = on;
+  stop.hidden = !on || !following;
+  stop.disabled = false;
+  offerRegenerate();
+}
+
+// Only the conversation's last answer can be regenerated, and not while another is being written.
+function offerRegenerate() {
+  const answered = [...messages.querySelectorAll(".message-agent[data-message-id]")];
+  for (const item of answered) item.querySelector('[data-action="regenerate"]').hidden = true;
+  const last = messages.lastElementChild;
+  if (!busy && last && answered.at(-1) === last) last.querySelector('[data-action="regenerate"]').hidden = false;
+}
+
+// An answer shown complete: rated and regenerated from its own buttons.
+function answerControls(view) {
+  view.enableRating();
+  const button = view.regenerateButton();
+  if (!button.dataset.wired) {
+    button.dataset.wired = "1";
+    button.addEventListener("click", regenerate);
+  }
 }
 
 function showConversationInUrl(id) {
@@ -68,19 +91,83 @@ async function loadConversations() {
   } catch {
     return; // the sidebar is a convenience; the chat works without it
   }
-  conversationList.replaceChildren(
-    ...conversations.map((conversation) => {
-      const link = h(
-        "a",
-        { href: `?c=${conversation.id}` },
-        h("span", { class: "conversation-title" }, conversation.title || `Conversation ${conversation.id}`),
-        h("span", { class: "conversation-time" }, relativeTime(conversation.last_activity_at)),
-      );
-      if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
-      return h("li", {}, link);
-    }),
-  );
+  conversationList.replaceChildren(...conversations.map(conversationItem));
   if (!conversations.length) conversationList.append(h("li", { class: "muted" }, "No conversations yet."));
+}
+
+function conversationItem(conversation) {
+  const title = conversation.title || `Conversation ${conversation.id}`;
+  const at = conversation.last_activity_at;
+  const link = h(
+    "a",
+    { href: `?c=${conversation.id}` },
+    h("span", { class: "conversation-title" }, title),
+    Object.assign(relativeTime(at), { className: "conversation-time" }),
+  );
+  if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
+  const item = h("li", { class: "conversation" }, link);
+  const action = (name, onclick) =>
+    h("button", { type: "button", class: "button quiet small", "aria-label": `${name} “${title}”`, onclick }, name);
+  item.append(
+    h(
+      "div",
+      { class: "conversation-actions" },
+      action("Rename", () => rename(item, conversation, title)),
+      action("Delete", () => remove(conversation, title)),
+    ),
+  );
+  return item;
+}
+
+// The title becomes a field in place: Enter saves, Escape leaves it as it was.
+function rename(item, conversation, title) {
+  const input = h("input", {
+    type: "text",
+    value: title,
+    maxlength: "255",
+    required: "",
+    "aria-label": "Conversation title",
+  });
+  const form = h(
+    "form",
+    { class: "conversation-rename" },
+    input,
+    h("button", { type: "submit", class: "button small" }, "Save"),
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api(`/api/conversations/${conversation.id}`, { method: "PATCH", body: { title: input.value.trim() } });
+      setStatus("Conversation renamed.");
+    } catch (error) {
+      setStatus(error.message, { failed: true });
+    }
+    await loadConversations();
+    conversationList.querySelector(`a[href="?c=${conversation.id}"]`)?.focus();
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") loadConversations();
+  });
+  item.replaceChildren(form);
+  input.focus();
+  input.select();
+}
+
+async function remove(conversation, title) {
+  if (!window.confirm(`Delete “${title}” and its answers? This cannot be undone.`)) return;
+  try {
+    await api(`/api/conversations/${conversation.id}`, { method: "DELETE" });
+  } catch (error) {
+    setStatus(error.message, { failed: true });
+    return;
+  }
+  if (conversation.id === conversationId) {
+    window.location.assign(window.location.pathname); // the open conversation is gone: start a new one
+    return;
+  }
+  setStatus("Conversation deleted.");
+  await loadConversations();
+  document.getElementById("new-conversation").focus();
 }
 
 async function loadConversation(id) {
@@ -88,8 +175,13 @@ async function loadConversation(id) {
   if (conversation.folder_id !== folderId) throw new Error("it belongs to another folder");
   for (const message of conversation.messages) {
     if (message.role === "user") append(questionItem(message.text));
-    else if (message.role === "agent") append(AnswerView.finished(message).item);
+    else if (message.role === "agent") {
+      const view = AnswerView.finished(message);
+      answerControls(view);
+      append(view.item);
+    }
   }
+  offerRegenerate();
   scroller.scrollTop = scroller.scrollHeight;
   return conversation;
 }
@@ -98,6 +190,7 @@ async function loadConversation(id) {
 // streamed before a reload are rebuilt, then follows it live until `done` or `error`.
 function follow(run) {
   activeRun.save(run);
+  following = run;
   setBusy(true);
   const view = new AnswerView();
   view.streaming(true);
@@ -110,7 +203,9 @@ function follow(run) {
   progress(phase);
   let answered = false;
   const finish = () => {
+    if (document.activeElement === stop) question.focus(); // Stop goes away with the run
     activeRun.clear();
+    following = null;
     setBusy(false);
     loadConversations();
   };
@@ -134,10 +229,11 @@ function follow(run) {
     message: (data) => {
       answered = true;
       view.finish(data);
+      answerControls(view);
       keepScrolled();
     },
-    done: () => {
-      setStatus("Answer ready.");
+    done: (data) => {
+      setStatus(data.status === "cancelled" ? "Stopped." : "Answer ready.");
       if (!answered) reloadAfterExpiredLog();
       finish();
     },
@@ -160,6 +256,37 @@ function follow(run) {
 async function reloadAfterExpiredLog() {
   messages.replaceChildren();
   await loadConversation(conversationId);
+}
+
+// Stop: the worker ends the run at its next chunk or tool; `done` then says it was cancelled.
+stop.addEventListener("click", async () => {
+  if (!following) return;
+  stop.disabled = true;
+  setStatus("Stopping…", { working: true });
+  try {
+    await api(`/api/runs/${following.runId}/cancel`, { method: "POST" });
+  } catch (error) {
+    // 409: it finished first, and its `done` is on the way.
+    if (!(error instanceof ApiError && error.status === 409)) {
+      setStatus(error.message, { failed: true });
+      stop.disabled = false;
+    }
+  }
+});
+
+async function regenerate() {
+  if (busy || !conversationId) return;
+  setBusy(true);
+  setStatus("Sending…", { working: true });
+  let accepted;
+  try {
+    accepted = await api(`/api/conversations/${conversationId}/regenerate`, { method: "POST" });
+  } catch (error) {
+    setStatus(error.message, { failed: true });
+    setBusy(false);
+    return;
+  }
+  follow({ runId: accepted.run_id, conversationId: accepted.conversation_id, eventsUrl: accepted.events_url });
 }
 
 function phaseText(data) {

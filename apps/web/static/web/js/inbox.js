@@ -59,7 +59,8 @@ async function load() {
   const entries = [
     ...conversations.items.flatMap((conversation) =>
       (conversation.messages ?? [])
-        .filter((message) => !suggestedMessages.has(message.id))
+        // Search results are steps of an answer, not items of their own (the live feed skips them too).
+        .filter((message) => !suggestedMessages.has(message.id) && message.type !== "search_result")
         .map((message) => ({ at: message.created_at, node: messageItem(message) })),
     ),
     ...suggestions.items.map((suggestion) => ({ at: suggestion.created_at, node: suggestionCard(suggestion) })),
@@ -131,6 +132,15 @@ function messageItem(message) {
   const moveId = message.content?.moveId;
   if (message.type === "action_result" && moveId) {
     return moveItem({ id: moveId, text: message.text ?? message.content?.details, createdAt: message.created_at });
+  }
+  if (message.role !== "user" && (!message.type || message.type === "text")) {
+    // An answer reloaded renders as it did live: citations, steps and all.
+    const item = AnswerView.finished(message).item;
+    item.classList.add("feed-item");
+    const time = h("time", { class: "feed-time" });
+    setTime(time, message.created_at);
+    item.append(time);
+    return item;
   }
   const item = clone("feed-message");
   item.classList.add(message.role === "user" ? "message-user" : "message-agent");

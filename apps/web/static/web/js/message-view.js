@@ -1,5 +1,6 @@
 // One message in the chat: a question, or an answer that may still be streaming its steps and text.
 import { citationLabel, renderAnswer } from "./answer.js";
+import { api } from "./api.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
 import { openPassage } from "./passage.js";
@@ -20,8 +21,11 @@ export class AnswerView {
     field(this.item, "role").textContent = "Assistant";
     this.steps = new StepList(field(this.item, "steps"));
     this.text = "";
+    this.message = null;
   }
 
+  // A saved answer (a reloaded conversation) goes through `finish` as a live one's `message`
+  // event does: one renderer, so both look the same.
   static finished(message) {
     const view = new AnswerView();
     view.finish(message);
@@ -46,9 +50,20 @@ export class AnswerView {
 
   finish(message) {
     this.streaming(false);
+    this.message = message;
     this.text = message.text;
-    const citations = message.citations ?? [];
+    const content = message.content ?? {};
+    const citations = message.citations ?? content.citations ?? [];
+    // The saved steps replace those built from events: what a reload shows is what was kept.
+    const steps = message.steps ?? content.steps ?? [];
+    if (steps.length) this.steps.replace(steps);
     renderAnswer(field(this.item, "text"), message.text, { citations, onCite: openPassage });
+    const stopped = Boolean(message.metadata?.stopped);
+    this.item.classList.toggle("message-stopped", stopped);
+    field(this.item, "stopped").hidden = !stopped;
+    field(this.item, "stopped").textContent = message.text
+      ? "Stopped: the answer was cut short."
+      : "Stopped before any text.";
     const sources = field(this.item, "sources");
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
@@ -66,6 +81,7 @@ export class AnswerView {
       ),
     );
     field(this.item, "meta").textContent = describe(message.metadata ?? {}, this.item);
+    if (message.id) this.item.dataset.messageId = message.id;
   }
 
   fail(text) {
@@ -73,13 +89,55 @@ export class AnswerView {
     this.item.classList.add("message-error");
     field(this.item, "meta").textContent = text;
   }
+
+  // Thumbs up or down, one rating per answer that a second click changes (chat page only).
+  enableRating() {
+    const actions = field(this.item, "actions");
+    if (!this.message?.id || !actions.hidden) return;
+    actions.hidden = false;
+    const buttons = [...actions.querySelectorAll(".rate")];
+    const show = (rating) => {
+      for (const button of buttons) button.setAttribute("aria-pressed", String(button.dataset.rating === rating));
+    };
+    show(this.message.feedback?.rating);
+    for (const button of buttons) {
+      button.addEventListener("click", async () => {
+        const status = field(this.item, "action-status");
+        try {
+          const feedback = await api(`/api/messages/${this.message.id}/feedback`, {
+            method: "POST",
+            body: { rating: button.dataset.rating },
+          });
+          show(feedback.rating);
+          status.textContent = "Thanks for the feedback.";
+        } catch (error) {
+          status.textContent = error.message;
+        }
+      });
+    }
+  }
+
+  regenerateButton() {
+    return this.item.querySelector('[data-action="regenerate"]');
+  }
 }
 
+// "Agent mode · 3 steps · waited 18.2 s (12.0 s in the queue, first text after 15.1 s)": the time
+// the asker waited, from asking to the saved answer, not only the worker's share of it.
 function describe(metadata, item) {
   const steps = item.querySelectorAll(".step").length;
   const parts = [metadata.mode === "agent" ? "Agent mode" : "Standard"];
   if (steps) parts.push(`${steps} step${steps === 1 ? "" : "s"}`);
-  if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
+  const waited = metadata.waited_ms;
+  if (waited?.done !== undefined && waited.done !== null) parts.push(waitedText(waited));
+  else if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
   if (metadata.fallback_reason) parts.push(`answered in standard mode (${metadata.fallback_reason})`);
   return parts.join(" · ");
+}
+
+function waitedText({ queued, first_text: firstText, done }) {
+  const details = [];
+  if (queued !== null && queued !== undefined) details.push(`${duration(queued)} in the queue`);
+  if (firstText !== null && firstText !== undefined) details.push(`first text after ${duration(firstText)}`);
+  return `waited ${duration(done)}${details.length ? ` (${details.join(", ")})` : ""}`;
 }

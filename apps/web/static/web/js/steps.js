@@ -20,6 +20,13 @@ export class StepList {
     fill(step, data);
   }
 
+  // The steps an answer kept, rendered as their `tool_result` events were.
+  replace(steps) {
+    this.byKey.clear();
+    this.list.replaceChildren();
+    for (const step of steps) this.result(step);
+  }
+
   add(data) {
     const step = clone("step-item");
     const key = stepKey(data);

@@ -1,0 +1,79 @@
+"""Stop on a real Celery worker: a slowly streaming answer (the real OpenAI SDK against the wire
+stub) is cancelled mid-stream through the API and ends `cancelled` with its partial text."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from apps.chat.models import AgentRun, Message, RunStatus
+from apps.chat.services import chat_start
+from apps.core.events import events_after, run_channel
+from tests.support.llm_wire_stub import LLMWireStub
+from workers.agent import execute_run
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+QUESTION = "How much federal income tax was withheld on the W-2?"
+# Sixty words at ten a second: six seconds of streaming unless stopped.
+WORDS = [f"word{index}" for index in range(60)]
+CHUNK_SECONDS = 0.1
+
+
+@pytest.fixture
+def slow_model(settings, monkeypatch) -> Iterator[LLMWireStub]:
+    """Requested before `celery_worker_process`: the worker takes its provider settings at start."""
+    with LLMWireStub() as stub:
+        for name, value in stub.settings_for("openai").items():
+            monkeypatch.setenv(name, str(value))
+        settings.LLM_PROVIDER = "openai"
+        yield stub
+
+
+def wait_for(condition, *, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return value
+
+
+def streamed_text(run: AgentRun) -> str:
+    events = events_after(channel=run_channel(run.pk))
+    return "".join(event.data["text"] for event in events if event.type == "text_delta")
+
+
+def test_a_streaming_answer_is_stopped_mid_stream_and_keeps_its_partial_text(
+    slow_model, celery_worker_process, library, auth_client
+):
+    slow_model.reply_text(" ".join(WORDS), chunk_delay=CHUNK_SECONDS)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    execute_run.delay(str(run.pk))
+    wait_for(lambda: len(streamed_text(run).split()) >= 3, seconds=30, what="the answer to start streaming")
+
+    response = auth_client.post(f"/api/runs/{run.pk}/cancel")
+    asked = time.monotonic()
+
+    assert response.status_code == 202, response.json()
+    wait_for(
+        lambda: AgentRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists(),
+        seconds=10,
+        what="the run to end cancelled",
+    )
+    # Stopped at one of the next chunks, not when the model would have finished (six seconds).
+    assert time.monotonic() - asked < 2
+    run.refresh_from_db()
+    answer = Message.objects.get(pk=run.answer_id)
+    text = answer.content["text"]
+    assert 3 <= len(text.split()) < len(WORDS) - 10
+    assert " ".join(WORDS).startswith(text.strip())
+    assert answer.metadata["stopped"] is True
+    events = events_after(channel=run_channel(run.pk))
+    assert [event.type for event in events][-2:] == ["message", "done"]
+    assert events[-1].data["status"] == "cancelled"
+    assert events[-2].data["text"] == text
+    # The worker closed the model's stream: the rest of the answer was never generated.
+    time.sleep(1)
+    assert len(slow_model.text_sent) < len(WORDS) - 10
