@@ -13,4 +13,5 @@ urlpatterns = [
     path("", views.folder_list, name="web-folders"),
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
     path("inbox/", views.inbox, name="web-inbox"),
+    path("files/<int:file_id>", views.file_document, name="web-file-document"),
 ]

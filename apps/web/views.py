@@ -12,9 +12,12 @@ from django.views.decorators.http import require_GET
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
-from apps.library.access import folder_access
+from apps.library.access import file_access, folder_access
+from apps.library.document_apis import ChunkPagination
+from apps.library.document_selectors import file_chunk_get, file_chunk_position
 from apps.library.services import local_roots
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
@@ -78,3 +81,30 @@ def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
+
+
+@login_required
+def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
+    """A file's extracted text in order, opened at the cited chunk (`?chunk=`), with its original."""
+    file = file_access(user=request.user, file_id=file_id)
+    chunk_id = request.GET.get("chunk", "")
+    chunk = file_chunk_get(file=file, chunk_id=int(chunk_id)) if chunk_id.isdigit() and len(chunk_id) < 19 else None
+    location = chunk.location if chunk is not None else {}
+    context = {
+        "file": file,
+        "chunk": chunk,
+        # The page of GET /api/files/{id}/chunks holding the cited chunk: the script loads that first.
+        "chunk_page": file_chunk_position(chunk=chunk) // ChunkPagination.page_size + 1 if chunk else 1,
+        "pdf_page": location.get("page") if isinstance(location.get("page"), int) else None,
+        "is_pdf": file.mime_type == "application/pdf",
+        # SVG too is shown as an <img>, where it never runs script.
+        "is_image": file.mime_type.startswith("image/"),
+        "web_view_link": _web_view_link(file.source_extra),
+    }
+    return render(request, "web/document.html", context)
+
+
+def _web_view_link(extra: dict[str, str]) -> str | None:
+    """Drive's link to the file, only when it is one: a tampered row must not put javascript: in an href."""
+    link = extra.get(WEB_VIEW_LINK, "")
+    return link if link.startswith(("https://drive.google.com/", "https://docs.google.com/")) else None

@@ -1,8 +1,8 @@
 // One message in the chat: a question, or an answer that may still be streaming its steps and text.
 import { citationLabel, renderAnswer } from "./answer.js";
+import { citationHref } from "./citations.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
-import { openPassage } from "./passage.js";
 import { StepList } from "./steps.js";
 
 export function questionItem(text) {
@@ -48,7 +48,7 @@ export class AnswerView {
     this.streaming(false);
     this.text = message.text;
     const citations = message.citations ?? [];
-    renderAnswer(field(this.item, "text"), message.text, { citations, onCite: openPassage });
+    renderAnswer(field(this.item, "text"), message.text, { citations });
     const sources = field(this.item, "sources");
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
@@ -57,8 +57,8 @@ export class AnswerView {
           "li",
           {},
           h(
-            "button",
-            { type: "button", class: "source-chip", onclick: () => openPassage(citation) },
+            "a",
+            { class: "source-chip", href: citationHref(citation) },
             h("span", { class: "source-n" }, String(citation.n)),
             citationLabel(citation),
           ),
