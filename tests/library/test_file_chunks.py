@@ -17,7 +17,9 @@ def long_file(folder):
     file = file_row(folder=folder, path="book.epub", mime_type="application/epub+zip")
     add_chunks(
         file=file,
-        chunks=[(f"Paragraph {index}.", {"chapter": index // 10 + 1, "heading": ["Part", f"H{index}"]}) for index in range(120)],
+        chunks=[
+            (f"Paragraph {index}.", {"chapter": index // 10 + 1, "heading": ["Part", f"H{index}"]}) for index in range(120)
+        ],
     )
     return file
 
