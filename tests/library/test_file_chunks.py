@@ -18,7 +18,8 @@ def long_file(folder):
     add_chunks(
         file=file,
         chunks=[
-            (f"Paragraph {index}.", {"chapter": index // 10 + 1, "heading": ["Part", f"H{index}"]}) for index in range(120)
+            (f"Paragraph {index}.", {"chapter": index // 10 + 1, "heading": ["Part", f"H{index}"]})
+            for index in range(120)
         ],
     )
     return file
