@@ -74,7 +74,7 @@ class ChunkOutputSerializer(serializers.ModelSerializer[Chunk]):
 
 
 class ChunkPagination(PageNumberPagination):
-    page_size = 50
+    page_size = document_selectors.CHUNKS_PAGE_SIZE
     page_size_query_param = "page_size"
     max_page_size = 200
 

@@ -18,6 +18,10 @@ from apps.library.sources import (
     source_for,
 )
 
+# Chunks per page of GET /api/files/{id}/chunks, by default; the document page finds a cited
+# chunk's page with it.
+CHUNKS_PAGE_SIZE = 50
+
 
 class OriginalRefused(ApplicationError):
     """The source will not hand this path out (it leads outside the folder, or is no regular file)."""

@@ -16,8 +16,8 @@ from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.library.access import file_access, folder_access
-from apps.library.document_apis import ChunkPagination
-from apps.library.document_selectors import file_chunk_get, file_chunk_position
+from apps.library.document_selectors import CHUNKS_PAGE_SIZE, file_chunk_get, file_chunk_position
+from apps.library.models import Chunk, File
 from apps.library.services import local_roots
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
@@ -87,14 +87,13 @@ def inbox(request: HttpRequest) -> HttpResponse:
 def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
     """A file's extracted text in order, opened at the cited chunk (`?chunk=`), with its original."""
     file = file_access(user=request.user, file_id=file_id)
-    chunk_id = request.GET.get("chunk", "")
-    chunk = file_chunk_get(file=file, chunk_id=int(chunk_id)) if chunk_id.isdigit() and len(chunk_id) < 19 else None
+    chunk = _cited_chunk(file, request.GET.get("chunk", ""))
     location = chunk.location if chunk is not None else {}
     context = {
         "file": file,
         "chunk": chunk,
         # The page of GET /api/files/{id}/chunks holding the cited chunk: the script loads that first.
-        "chunk_page": file_chunk_position(chunk=chunk) // ChunkPagination.page_size + 1 if chunk else 1,
+        "chunk_page": file_chunk_position(chunk=chunk) // CHUNKS_PAGE_SIZE + 1 if chunk else 1,
         "pdf_page": location.get("page") if isinstance(location.get("page"), int) else None,
         "is_pdf": file.mime_type == "application/pdf",
         # SVG too is shown as an <img>, where it never runs script.
@@ -102,6 +101,14 @@ def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
         "web_view_link": _web_view_link(file.source_extra),
     }
     return render(request, "web/document.html", context)
+
+
+def _cited_chunk(file: File, value: str) -> Chunk | None:
+    """The file's chunk named by `?chunk=`; anything else (another file's, not a number, past a
+    bigint) cites nothing: the page still opens, at the start."""
+    if not value.isdigit() or len(value) > 18:
+        return None
+    return file_chunk_get(file=file, chunk_id=int(value))
 
 
 def _web_view_link(extra: dict[str, str]) -> str | None:
