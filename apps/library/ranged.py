@@ -9,8 +9,8 @@ with the whole file, as the RFC allows.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import BinaryIO
+from collections.abc import AsyncIterator, Iterator
+from typing import BinaryIO, cast
 
 from django.http import FileResponse, HttpResponse, JsonResponse
 from werkzeug.http import parse_range_header
@@ -54,7 +54,7 @@ class OriginalResponse(FileResponse):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         # Under ASGI Django would list() a synchronous iterator first: the whole file in memory
         # before the first byte. Each block is read in a thread instead, and sent as it comes.
-        blocks = iter(self.streaming_content)
+        blocks = cast(Iterator[bytes], iter(self.streaming_content))  # a file's blocks: never async
         while (block := await asyncio.to_thread(next, blocks, None)) is not None:
             yield block
 
@@ -69,9 +69,9 @@ def original_response(*, original: OriginalContent, range_header: str | None) ->
         if bounds is None:
             original.stream.close()
             detail = f"The range {range_header} is outside the file's {size} bytes."
-            response = JsonResponse({"detail": detail}, status=416)
-            response["Content-Range"] = f"bytes */{size}"
-            return _secured(response, mime_type=original.mime_type)
+            refused = JsonResponse({"detail": detail}, status=416)
+            refused["Content-Range"] = f"bytes */{size}"
+            return _secured(refused, mime_type=original.mime_type)
         (start, end), status = bounds, 206
     mime_type = original.mime_type or "application/octet-stream"
     response = OriginalResponse(

@@ -170,3 +170,29 @@ def test_a_folders_svg_and_html_never_run_script_in_the_products_origin(page: Pa
         f"/api/files/{html.pk}/content",
     )
     assert page.evaluate("localStorage.getItem('pwned')") is None
+
+
+def test_overlapping_chunks_read_once_and_earlier_and_later_pages_load_on_request(page: Page, disk_folder) -> None:
+    folder, _ = disk_folder
+    text = "".join(f"Sentence {index:03d}. " for index in range(120))  # 15 characters each
+    book = file_row(folder=folder, path="book.txt")
+    # Chunk i spans sentences i..i+1: each overlaps the next by one sentence, as chunking makes them.
+    spans = [(15 * index, min(15 * (index + 2), len(text))) for index in range(120)]
+    chunks = add_chunks(
+        file=book, chunks=[(text[start:end], {"char_start": start, "char_end": end}) for start, end in spans]
+    )
+    cited = chunks[70]  # on the second page of 50
+    log_in(page)
+    page.goto(f"/files/{book.pk}?chunk={cited.pk}")
+    expect(page.locator(".chunk.cited mark")).to_have_text(text[15 * 70 : 15 * 72])
+    expect(page.locator(".chunk")).to_have_count(50)
+    earlier = page.get_by_role("button", name="Show earlier text")
+    expect(earlier).to_be_visible()
+    earlier.click()
+    expect(page.locator(".chunk")).to_have_count(100)
+    page.get_by_role("button", name="Show more text").click()
+    expect(page.locator(".chunk")).to_have_count(120)
+    expect(page.get_by_role("button", name="Show more text")).to_be_hidden()
+    # Read end to end, the text is the document's once: the cited chunk whole, the others trimmed.
+    shown = "".join(page.locator(".chunk-text").all_text_contents())
+    assert shown == text

@@ -1,4 +1,6 @@
 // The document page: the file's extracted text, a page of chunks at a time, opened at the cited one.
+// Consecutive chunks overlap (a chunk is the document's text from char_start to char_end): each shows
+// only what the one before did not, so the text reads once, in order; the cited chunk shows whole.
 import { api, results } from "./api.js";
 import { clone, field, h } from "./dom.js";
 
@@ -9,6 +11,7 @@ const list = document.getElementById("chunks");
 const earlier = document.getElementById("earlier");
 const later = document.getElementById("later");
 const status = document.getElementById("text-status");
+const byIndex = new Map(); // chunk_index -> {chunk, item}
 let first = Number(root.dataset.page) || 1;
 let last = first;
 
@@ -24,20 +27,39 @@ async function load(page) {
   }
 }
 
+function span(chunk) {
+  const { char_start: start, char_end: end } = chunk.location ?? {};
+  // Only a chunk whose text is exactly its span can be trimmed by offsets.
+  return Number.isInteger(start) && end - start === chunk.text.length ? { start, end } : null;
+}
+
+// The part of a chunk to show: from where the previous chunk ended, up to where a cited next one starts.
+function shownText(chunk) {
+  const own = span(chunk);
+  if (chunk.id === citedId || !own) return chunk.text;
+  const before = byIndex.get(chunk.chunk_index - 1)?.chunk;
+  const after = byIndex.get(chunk.chunk_index + 1)?.chunk;
+  const from = before && span(before) ? Math.min(Math.max(own.start, span(before).end), own.end) : own.start;
+  const to = after?.id === citedId && span(after) ? Math.max(from, Math.min(own.end, span(after).start)) : own.end;
+  return chunk.text.slice(from - own.start, to - own.start);
+}
+
+function fillText(entry) {
+  const text = field(entry.item, "text");
+  if (entry.chunk.id === citedId) text.replaceChildren(h("mark", {}, entry.chunk.text));
+  else text.textContent = shownText(entry.chunk);
+}
+
 function chunkItem(chunk) {
   const item = clone("chunk-item");
   item.id = `chunk-${chunk.id}`;
   field(item, "location").textContent = chunk.location_label || `Part ${chunk.chunk_index + 1}`;
-  const text = field(item, "text");
   if (chunk.id === citedId) {
     item.classList.add("cited");
     item.tabIndex = -1;
     item.setAttribute("aria-label", `Cited passage, ${chunk.location_label || "in this file"}`);
-    text.append(h("mark", {}, chunk.text));
     const where = document.getElementById("cited-location");
     if (where) where.textContent = chunk.location_label;
-  } else {
-    text.textContent = chunk.text;
   }
   return item;
 }
@@ -45,7 +67,18 @@ function chunkItem(chunk) {
 async function showPage(page, { before = false } = {}) {
   const data = await load(page);
   if (!data) return;
-  const items = results(data).map(chunkItem);
+  const chunks = results(data);
+  const entries = chunks.map((chunk) => ({ chunk, item: chunkItem(chunk) }));
+  for (const entry of entries) byIndex.set(entry.chunk.chunk_index, entry);
+  // The neighbours already shown on either side may now have less (or more) to show.
+  const touched = new Set(entries);
+  if (chunks.length) {
+    for (const index of [chunks[0].chunk_index - 1, chunks.at(-1).chunk_index + 1]) {
+      if (byIndex.has(index)) touched.add(byIndex.get(index));
+    }
+  }
+  touched.forEach(fillText);
+  const items = entries.map((entry) => entry.item);
   if (before) list.prepend(...items);
   else list.append(...items);
   earlier.hidden = first <= 1;
