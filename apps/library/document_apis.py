@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.http import HttpResponse
@@ -28,7 +29,10 @@ class _AnyAccept(DefaultContentNegotiation):
     """The content endpoint answers bytes whatever a viewer's Accept says (`image/*`, `application/pdf`):
     DRF's renderers (JSON) only format its errors, so an Accept they do not match is no 406."""
 
-    def select_renderer(self, request: Request, renderers: list[BaseRenderer], format_suffix: str | None = None) -> Any:
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> Any:
+        renderers = list(renderers)
         try:
             return super().select_renderer(request, renderers, format_suffix)
         except NotAcceptable:
