@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -60,7 +60,7 @@ class FileContentApi(APIView):
             416: error_response("The range lies outside the file."),
         },
     )
-    def get(self, request: Request, file_id: int) -> HttpResponse:
+    def get(self, request: Request, file_id: int) -> HttpResponseBase:
         file = file_access(user=request.user, file_id=file_id)
         original = document_selectors.file_original_open(file=file)
         return original_response(original=original, range_header=request.headers.get("Range"))

@@ -12,7 +12,8 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import BinaryIO, cast
 
-from django.http import FileResponse, HttpResponse, JsonResponse
+from django.http import FileResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from werkzeug.http import parse_range_header
 
 from apps.library.sources import OriginalContent
@@ -54,12 +55,12 @@ class OriginalResponse(FileResponse):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         # Under ASGI Django would list() a synchronous iterator first: the whole file in memory
         # before the first byte. Each block is read in a thread instead, and sent as it comes.
-        blocks = cast(Iterator[bytes], iter(self.streaming_content))  # a file's blocks: never async
+        blocks = iter(cast(Iterator[bytes], self.streaming_content))  # a file's blocks: never async
         while (block := await asyncio.to_thread(next, blocks, None)) is not None:
             yield block
 
 
-def original_response(*, original: OriginalContent, range_header: str | None) -> HttpResponse:
+def original_response(*, original: OriginalContent, range_header: str | None) -> HttpResponseBase:
     """The 200, 206 or 416 for `original` (whose stream the response closes)."""
     size = original.size
     start, end, status = 0, size, 200
@@ -88,7 +89,7 @@ def original_response(*, original: OriginalContent, range_header: str | None) ->
     return _secured(response, mime_type=mime_type)
 
 
-def _secured(response: HttpResponse, *, mime_type: str) -> HttpResponse:
+def _secured(response: HttpResponseBase, *, mime_type: str) -> HttpResponseBase:
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = _PDF_POLICY if mime_type == "application/pdf" else _SANDBOX
     # The document page frames PDFs and images; XFrameOptionsMiddleware leaves a set value alone.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -68,7 +70,9 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
     # The roots are shown next to the path field: the API refuses local folders outside them.
-    context = {"local_roots": [str(root) for root in local_roots(user=request.user)], "drive_notice": notice}
+    # Anonymous on a token-authenticated Drive callback: local_roots reads only the (empty) name then.
+    user = cast(User, request.user)
+    context = {"local_roots": [str(root) for root in local_roots(user=user)], "drive_notice": notice}
     return render(request, "web/folders.html", context, status=status)
 
 
