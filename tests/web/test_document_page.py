@@ -196,3 +196,22 @@ def test_overlapping_chunks_read_once_and_earlier_and_later_pages_load_on_reques
     # Read end to end, the text is the document's once: the cited chunk whole, the others trimmed.
     shown = "".join(page.locator(".chunk-text").all_text_contents())
     assert shown == text
+
+
+@pytest.mark.worker
+def test_an_agent_steps_passage_opens_its_document(page: Page, disk_folder, celery_worker_process) -> None:
+    folder, _ = disk_folder
+    log_in(page)
+    page.goto(f"/folders/{folder.pk}/")
+    page.get_by_role("switch", name="Agent mode — slower, more thorough").check()
+    page.get_by_label("Your question").fill(W2_QUESTION)
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#run-status")).to_have_text("Answer ready.", timeout=30_000)
+    step = page.locator(".message-agent .step").first
+    step.locator("summary").click()
+    found = step.get_by_role("list", name="Passages found").get_by_role("link")
+    expect(found.first).to_contain_text("W2_Acme_2024.pdf")
+    found.filter(has_text="page 2").first.click()
+    expect(page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+$"))
+    expect(page.locator(".chunk.cited")).to_contain_text("page 2")
+    expect(page.locator(".chunk.cited mark")).to_be_visible()
