@@ -69,7 +69,7 @@ def original_response(*, original: OriginalContent, range_header: str | None) ->
         bounds = requested.range_for_length(size)
         if bounds is None:
             original.stream.close()
-            detail = f"The range {range_header} is outside the file's {size} bytes."
+            detail = f"The range {range_header[:100]} is outside the file's {size} bytes."
             refused = JsonResponse({"detail": detail}, status=416)
             refused["Content-Range"] = f"bytes */{size}"
             return _secured(refused, mime_type=original.mime_type)
