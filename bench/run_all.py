@@ -27,6 +27,7 @@ BENCHMARKS = [
     "chat_latency",
     "prompt_cache",
     "sse_latency",
+    "content_endpoint",
     "event_publish",
     "drive_sync",
     "watcher_delay",

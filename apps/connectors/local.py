@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 
 from apps.library.exclusions import Exclusion
-from apps.library.sources import SourceEntry, SourceError, SourceNotFoundError, SourceProblem
+from apps.library.sources import OriginalContent, SourceEntry, SourceError, SourceNotFoundError, SourceProblem
 
 _BLOCK = 1 << 20
 _MARKDOWN_HINT = re.compile(rb"^(#{1,6} \S|```|\* \S|- \[[ x]\] )", re.MULTILINE)
@@ -74,6 +74,25 @@ class LocalSource:
             return path.read_bytes(), entry.mime_type
         except OSError as exc:
             raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
+
+    def open_original(self, entry: SourceEntry) -> OriginalContent:
+        # Resolved first (symlinks, ".."), checked against the root, then opened without following
+        # a symlink swapped in since; O_NONBLOCK: opening a fifo put there must not hang the request.
+        resolved = Path(os.path.realpath(self.root / _clean_relative(entry.path)))
+        if not resolved.is_relative_to(self.root):
+            raise SourceError(f"{entry.path} leads outside the folder.")
+        try:
+            descriptor = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise SourceNotFoundError(f"{entry.path} no longer exists.") from None
+        except OSError as exc:
+            raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            os.close(descriptor)
+            raise SourceError(f"{entry.path} is not a regular file.")
+        stream = os.fdopen(descriptor, "rb")
+        return OriginalContent(stream=stream, size=info.st_size, mime_type=entry.mime_type, name=entry.name)
 
     def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
         relative = _clean_relative(new_path)

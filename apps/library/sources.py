@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from django.utils import timezone
 
@@ -89,9 +89,27 @@ class Source(Protocol):
         """The content to index and its mime type (exports may change the type)."""
         ...
 
+    def open_original(self, entry: SourceEntry) -> OriginalContent:
+        """The file's original bytes, streamed (never loaded whole), never from outside the root."""
+        ...
+
     def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
         """Move/rename a file inside the root; returns the updated entry."""
         ...
+
+
+@dataclass(frozen=True)
+class OriginalContent:
+    """A file's original bytes as its source holds them, for a person to open or download.
+
+    ``stream`` is seekable, positioned at 0, and the caller closes it. ``mime_type`` and ``name``
+    are the served type and file name: a Google Docs file is served as its export (``.docx``).
+    """
+
+    stream: BinaryIO
+    size: int
+    mime_type: str
+    name: str
 
 
 @dataclass

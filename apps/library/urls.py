@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.library import apis, member_apis, sse
+from apps.library import apis, document_apis, member_apis, sse
 
 urlpatterns = [
     path("folders", apis.FolderCollectionApi.as_view(), name="folders"),
@@ -26,4 +26,6 @@ urlpatterns = [
     path("invitations/accept", member_apis.InvitationAcceptApi.as_view(), name="invitation-accept"),
     path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
     path("files/<int:file_id>/retry", apis.FileRetryApi.as_view(), name="file-retry"),
+    path("files/<int:file_id>/content", document_apis.FileContentApi.as_view(), name="file-content"),
+    path("files/<int:file_id>/chunks", document_apis.FileChunksApi.as_view(), name="file-chunks"),
 ]

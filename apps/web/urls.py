@@ -15,4 +15,5 @@ urlpatterns = [
     path("inbox/", views.inbox, name="web-inbox"),
     path("invite/<str:token>/", views.invitation, name="web-invitation"),
     path("help/drive/", views.drive_setup, name="web-drive-setup"),
+    path("files/<int:file_id>", views.file_document, name="web-file-document"),
 ]

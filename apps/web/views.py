@@ -12,10 +12,13 @@ from django.views.decorators.http import require_GET
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
-from apps.library.access import folder_access
+from apps.library.access import file_access, folder_access
+from apps.library.document_selectors import CHUNKS_PAGE_SIZE, file_chunk_get, file_chunk_position
 from apps.library.members import invitation_accept, invitation_get
+from apps.library.models import Chunk, File
 from apps.library.services import local_roots
 from apps.web.readme import readme_section
 
@@ -116,3 +119,37 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
 def drive_setup(request: HttpRequest) -> HttpResponse:
     """The README's Drive setup, where the folders page points when Drive is not configured."""
     return render(request, "web/help_drive.html", {"blocks": readme_section(title=DRIVE_SETUP)})
+
+
+@login_required
+def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
+    """A file's extracted text in order, opened at the cited chunk (`?chunk=`), with its original."""
+    file = file_access(user=request.user, file_id=file_id)
+    chunk = _cited_chunk(file, request.GET.get("chunk", ""))
+    location = chunk.location if chunk is not None else {}
+    context = {
+        "file": file,
+        "chunk": chunk,
+        # The page of GET /api/files/{id}/chunks holding the cited chunk: the script loads that first.
+        "chunk_page": file_chunk_position(chunk=chunk) // CHUNKS_PAGE_SIZE + 1 if chunk else 1,
+        "pdf_page": location.get("page") if isinstance(location.get("page"), int) else None,
+        "is_pdf": file.mime_type == "application/pdf",
+        # SVG too is shown as an <img>, where it never runs script.
+        "is_image": file.mime_type.startswith("image/"),
+        "web_view_link": _web_view_link(file.source_extra),
+    }
+    return render(request, "web/document.html", context)
+
+
+def _cited_chunk(file: File, value: str) -> Chunk | None:
+    """The file's chunk named by `?chunk=`; anything else (another file's, not a number, past a
+    bigint) cites nothing: the page still opens, at the start."""
+    if not value.isdigit() or len(value) > 18:
+        return None
+    return file_chunk_get(file=file, chunk_id=int(value))
+
+
+def _web_view_link(extra: dict[str, str]) -> str | None:
+    """Drive's link to the file, only when it is one: a tampered row must not put javascript: in an href."""
+    link = extra.get(WEB_VIEW_LINK, "")
+    return link if link.startswith(("https://drive.google.com/", "https://docs.google.com/")) else None

@@ -58,7 +58,11 @@ def test_a_shortcut_is_indexed_with_its_targets_content(synced: Folder, tree: Tr
     run_sync(synced, capture)
     file = File.objects.get(folder=synced, external_id=link)
     assert file.status == "indexed", file.error
-    assert file.source_extra == {"shortcut_target_id": target}
+    # Drive's link is the target's: the page a person opens holds the content.
+    assert file.source_extra == {
+        "shortcut_target_id": target,
+        "web_view_link": f"https://drive.google.com/file/d/{target}/view?usp=drivesdk",
+    }
     assert Chunk.objects.filter(file=file, text__contains="Shortcut target policy").exists()
 
 

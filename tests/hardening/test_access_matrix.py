@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
+
+from apps.library.models import Chunk
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +85,9 @@ def secret_owned(owned):
     for conversation in (owned.conversation, owned.inbox_conversation):
         conversation.title = f"{SECRET}-conversation"
         conversation.save(update_fields=["title"])
+    # The file's bytes on disk and its indexed text, for the content and chunks endpoints.
+    Path(owned.folder.external_id, owned.file.path).write_text(f"{SECRET} note")
+    Chunk.objects.create(file=owned.file, folder=owned.folder, chunk_index=0, text=f"{SECRET} chunk", location={})
     return owned
 
 
@@ -92,6 +98,8 @@ SHOWS_SECRET = {
     "folder-detail",
     "folder-files",
     "file-detail",
+    "file-content",
+    "file-chunks",
     "conversations",
     "conversation-detail",
     "inbox-conversation-detail",
@@ -104,7 +112,8 @@ def test_the_owner_sees_the_marked_objects(secret_owned, user):
         url = reverse(name, kwargs=_kwargs(name, secret_owned))
         response = _client(user).get(url)
         assert response.status_code == 200, (url, response.status_code)
-        assert SECRET.encode() in response.content, (url, response.content[:300])
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert SECRET.encode() in body, (url, body[:300])
 
 
 def _kwargs(name: str, owned) -> dict[str, object]:

@@ -24,6 +24,7 @@ from apps.chat.agent.clipping import clip, clip_input, json_value
 from apps.chat.agent.context import AgentContext, TraceEntry
 from apps.chat.agent.outcome import AgentLimits
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolOutput, ToolRegistry
+from apps.chat.agent.step_sources import step_sources
 from apps.chat.events import RunEvents
 from apps.llm.types import Message, ToolCall, Usage
 
@@ -137,6 +138,8 @@ class ToolExecutor:
                 "status": status,
                 "duration_ms": duration_ms,
                 "iteration": iteration,
+                # The passages it found, each a link to its document page.
+                "sources": step_sources(payload),
             },
         )
         content = json.dumps(payload, ensure_ascii=False, default=json_value)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import IO, Any
+
+from googleapiclient.http import MediaIoBaseDownload
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy, execute
 
 # Drive returns only id/name/mimeType unless asked; these are what entries and paths need.
 FILE_FIELDS = (
-    "id,name,mimeType,parents,md5Checksum,version,modifiedTime,size,trashed,driveId,"
+    "id,name,mimeType,parents,md5Checksum,version,modifiedTime,size,trashed,driveId,webViewLink,"
     "shortcutDetails(targetId,targetMimeType)"
 )
 _CHANGE_FIELDS = f"nextPageToken,newStartPageToken,changes(changeType,fileId,removed,file({FILE_FIELDS}))"
+
+# Downloads for a person (the content endpoint) arrive in pieces of this size, each one request.
+_DOWNLOAD_CHUNK_BYTES = 8 << 20
 
 # Shared drive items are invisible unless both flags are set on every call.
 _ALL_DRIVES = {"supportsAllDrives": True}
@@ -83,6 +89,19 @@ class DriveApi:
         request = self._files.export_media(fileId=file_id, mimeType=mime_type)
         content: bytes = execute(request, retry=self._retry)
         return content
+
+    def download_to(self, file_id: str, sink: IO[bytes], *, export_mime_type: str | None = None) -> None:
+        """The file's content (or its export) written into ``sink`` piece by piece, never whole in memory."""
+        if export_mime_type is None:
+            request = self._files.get_media(fileId=file_id, **_ALL_DRIVES)
+        else:
+            request = self._files.export_media(fileId=file_id, mimeType=export_mime_type)
+        downloader = MediaIoBaseDownload(sink, request, chunksize=_DOWNLOAD_CHUNK_BYTES)
+        # Each piece goes through execute (retries, errors); a retried piece resumes at its offset.
+        piece = SimpleNamespace(execute=downloader.next_chunk, methodId="files.download")
+        done = False
+        while not done:
+            _, done = execute(piece, retry=self._retry)
 
     def update(
         self,

@@ -138,7 +138,7 @@ Mask = dict[str, "Mask | None"]
 KNOWN_FIELDS = frozenset(
     {
         "*", "kind", "id", "name", "mimeType", "parents", "md5Checksum", "version", "modifiedTime",
-        "createdTime", "size", "trashed", "explicitlyTrashed", "driveId", "shortcutDetails",
+        "createdTime", "size", "trashed", "explicitlyTrashed", "driveId", "shortcutDetails", "webViewLink",
         "targetId", "targetMimeType", "files", "nextPageToken", "incompleteSearch", "changes",
         "newStartPageToken", "startPageToken", "fileId", "removed", "file", "time", "changeType",
         "drives", "permissions", "type", "role", "emailAddress", "domain",

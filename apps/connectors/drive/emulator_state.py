@@ -306,6 +306,7 @@ class DriveState:
             "modifiedTime": item.modified_time,
             "trashed": item.trashed,
             "explicitlyTrashed": item.explicitly_trashed,
+            "webViewLink": web_view_link(item.id, item.mime_type),
         }
         if not mimes.is_google_native(item.mime_type):
             resource["md5Checksum"] = hashlib.md5(item.content, usedforsecurity=False).hexdigest()
@@ -432,3 +433,16 @@ class DriveState:
         item.change_seq = self._take_seq()
         if modified:
             item.modified_time = _now()
+
+
+# Where Drive's web UI shows an item, in the shape Drive's webViewLink has (the emulator serves no
+# such page: the link is for the product to show, never fetched).
+_EDITORS = {mimes.DOCUMENT: "document", mimes.SPREADSHEET: "spreadsheets", mimes.PRESENTATION: "presentation"}
+
+
+def web_view_link(file_id: str, mime_type: str) -> str:
+    if mime_type == mimes.FOLDER:
+        return f"https://drive.google.com/drive/folders/{file_id}"
+    if mime_type in _EDITORS:
+        return f"https://docs.google.com/{_EDITORS[mime_type]}/d/{file_id}/edit?usp=drivesdk"
+    return f"https://drive.google.com/file/d/{file_id}/view?usp=drivesdk"

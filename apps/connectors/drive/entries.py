@@ -12,6 +12,8 @@ from apps.connectors.drive.api import DriveApi
 from apps.library.sources import SourceEntry, SourceNotFoundError, SourceProblem
 
 SHORTCUT_TARGET = "shortcut_target_id"
+# The file's page in Drive's web UI (a shortcut: its target's), linked from the document page.
+WEB_VIEW_LINK = "web_view_link"
 
 
 def path_component(name: str) -> str:
@@ -59,12 +61,14 @@ class EntryBuilder:
         self._problems = problems
 
     def build(self, meta: dict[str, Any], path: str) -> SourceEntry | None:
-        content_meta, extra = meta, {}
+        content_meta, extra = meta, dict[str, str]()
         if meta["mimeType"] == mimes.SHORTCUT:
             target = self._shortcut_target(meta, path)
             if target is None:
                 return None
             content_meta, extra = target, {SHORTCUT_TARGET: target["id"]}
+        if content_meta.get("webViewLink"):
+            extra[WEB_VIEW_LINK] = content_meta["webViewLink"]
         mime_type = content_meta["mimeType"]
         if mimes.is_google_native(mime_type) and mime_type not in mimes.EXPORT_FORMATS:
             kind = mime_type.removeprefix(mimes.GOOGLE_APPS_PREFIX)

@@ -9,6 +9,7 @@ DOCUMENT = "application/vnd.google-apps.document"
 SPREADSHEET = "application/vnd.google-apps.spreadsheet"
 PRESENTATION = "application/vnd.google-apps.presentation"
 
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 
@@ -20,6 +21,14 @@ EXPORT_FORMATS: dict[str, tuple[str, ...]] = {
     DOCUMENT: ("text/markdown", "text/plain"),
     SPREADSHEET: (XLSX, "text/csv"),
     PRESENTATION: (PPTX, "text/plain"),
+}
+
+# What a person downloading a Docs Editors file gets: the Office format, which keeps the layout;
+# when Drive refuses that conversion, the indexing formats above in their order.
+DOWNLOAD_FORMATS: dict[str, tuple[str, ...]] = {
+    DOCUMENT: (DOCX, *EXPORT_FORMATS[DOCUMENT]),
+    SPREADSHEET: EXPORT_FORMATS[SPREADSHEET],
+    PRESENTATION: EXPORT_FORMATS[PRESENTATION],
 }
 
 

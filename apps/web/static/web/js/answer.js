@@ -1,12 +1,13 @@
 // An answer's text as DOM: paragraphs, bullet lists, **bold**, `code`, and [n] citations as links.
+import { citationHref } from "./citations.js";
 import { h } from "./dom.js";
 
 const INLINE = /(\*\*[^*\n]+\*\*|`[^`\n]+`|\[\d+(?:\s*,\s*\d+)*\])/;
 const LIST_ITEM = /^\s*(?:[-*•]|\d+[.)])\s+/;
 
-export function renderAnswer(container, text, { citations = [], onCite } = {}) {
+export function renderAnswer(container, text, { citations = [] } = {}) {
   const byNumber = new Map(citations.map((citation) => [Number(citation.n), citation]));
-  const inline = (line) => inlineNodes(line, byNumber, onCite);
+  const inline = (line) => inlineNodes(line, byNumber);
   const blocks = text
     .split(/\n\s*\n/)
     .filter((block) => block.trim())
@@ -24,7 +25,7 @@ export function citationLabel(citation) {
   return [citation.file_name, citation.location].filter(Boolean).join(" · ");
 }
 
-function inlineNodes(line, byNumber, onCite) {
+function inlineNodes(line, byNumber) {
   return line
     .split(INLINE)
     .filter(Boolean)
@@ -33,24 +34,16 @@ function inlineNodes(line, byNumber, onCite) {
       if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) return [h("code", {}, part.slice(1, -1))];
       if (!part.startsWith("[") || !INLINE.test(part)) return [part];
       const numbers = part.slice(1, -1).split(",").map((n) => Number(n.trim()));
-      return numbers.map((n) => citationLink(n, byNumber.get(n), onCite));
+      return numbers.map((n) => citationLink(n, byNumber.get(n)));
     });
 }
 
-function citationLink(n, citation, onCite) {
+function citationLink(n, citation) {
   // While the answer streams the citations are not known yet: [n] stays plain text until then.
-  if (!citation || !onCite) return `[${n}]`;
+  if (!citation) return `[${n}]`;
   return h(
     "a",
-    {
-      class: "cite",
-      href: `#source-${n}`,
-      "aria-label": `Source ${n}: ${citationLabel(citation)}`,
-      onclick: (event) => {
-        event.preventDefault();
-        onCite(citation);
-      },
-    },
+    { class: "cite", href: citationHref(citation), "aria-label": `Source ${n}: ${citationLabel(citation)}` },
     `[${n}]`,
   );
 }

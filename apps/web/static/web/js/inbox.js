@@ -145,7 +145,9 @@ function messageItem(message) {
   const item = clone("feed-message");
   item.classList.add(message.role === "user" ? "message-user" : "message-agent");
   field(item, "role").textContent = message.role === "user" ? "You" : "Assistant";
-  renderAnswer(field(item, "text"), message.text ?? message.content?.text ?? "");
+  renderAnswer(field(item, "text"), message.text ?? message.content?.text ?? "", {
+    citations: message.citations ?? message.content?.citations ?? [],
+  });
   setTime(field(item, "time"), message.created_at);
   return item;
 }

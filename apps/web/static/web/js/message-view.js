@@ -1,9 +1,9 @@
 // One message in the chat: a question, or an answer that may still be streaming its steps and text.
 import { citationLabel, renderAnswer } from "./answer.js";
 import { api } from "./api.js";
+import { citationHref } from "./citations.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
-import { openPassage } from "./passage.js";
 import { StepList } from "./steps.js";
 
 export function questionItem(text) {
@@ -57,7 +57,7 @@ export class AnswerView {
     // The saved steps replace those built from events: what a reload shows is what was kept.
     const steps = message.steps ?? content.steps ?? [];
     if (steps.length) this.steps.replace(steps);
-    renderAnswer(field(this.item, "text"), message.text, { citations, onCite: openPassage });
+    renderAnswer(field(this.item, "text"), message.text, { citations });
     const stopped = Boolean(message.metadata?.stopped);
     this.item.classList.toggle("message-stopped", stopped);
     field(this.item, "stopped").hidden = !stopped;
@@ -72,8 +72,8 @@ export class AnswerView {
           "li",
           {},
           h(
-            "button",
-            { type: "button", class: "source-chip", onclick: () => openPassage(citation) },
+            "a",
+            { class: "source-chip", href: citationHref(citation) },
             h("span", { class: "source-n" }, String(citation.n)),
             citationLabel(citation),
           ),

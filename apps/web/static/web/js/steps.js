@@ -1,5 +1,6 @@
 // An agent's tool steps, one expandable item each, updated as their events arrive.
-import { clone, field } from "./dom.js";
+import { citationHref } from "./citations.js";
+import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
 
 export class StepList {
@@ -62,6 +63,7 @@ function fill(step, data) {
     field(step, "reasoning").hidden = false;
   }
   if (data.tool_output !== undefined) field(step, "output").textContent = pretty(data.tool_output);
+  if (data.sources?.length) showSources(step, data.sources);
   else if (data.error) field(step, "output").textContent = data.error;
   else if (step.dataset.state === "running") field(step, "output").textContent = "Running…";
   const state = step.dataset.state;
@@ -78,6 +80,18 @@ function brief(input, output) {
   return Object.values(input ?? {})
     .filter((value) => typeof value === "string" || typeof value === "number")
     .join(", ");
+}
+
+// The passages a step found, each opening its document page at the passage.
+function showSources(step, sources) {
+  const links = sources.map((source) => {
+    const label = [source.file_name, source.location].filter(Boolean).join(" · ");
+    return h("li", {}, h("a", { href: citationHref(source) }, `[${source.n}] ${label}`));
+  });
+  const list =
+    step.querySelector(".step-sources") ?? h("ul", { class: "step-sources", "aria-label": "Passages found" });
+  list.replaceChildren(...links);
+  field(step, "output").after(list);
 }
 
 function pretty(value) {

@@ -1,0 +1,99 @@
+"""The document page's endpoints: a file's original bytes, and its chunks in document order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.http.response import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotAcceptable
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.core.openapi import error_response, paginated
+from apps.library import document_selectors
+from apps.library.access import file_access
+from apps.library.models import Chunk
+from apps.library.ranged import original_response
+from apps.llm.sources import describe_location
+
+
+class _AnyAccept(DefaultContentNegotiation):
+    """The content endpoint answers bytes whatever a viewer's Accept says (`image/*`, `application/pdf`):
+    DRF's renderers (JSON) only format its errors, so an Accept they do not match is no 406."""
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> Any:
+        renderers = list(renderers)
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except NotAcceptable:
+            return renderers[0], renderers[0].media_type
+
+
+class FileContentApi(APIView):
+    content_negotiation_class = _AnyAccept
+
+    @extend_schema(
+        summary="The file's original bytes",
+        description=(
+            "Read from the folder's source now (a local folder: under its root, symlinks resolved, "
+            "never outside it; Drive: with the folder's credentials, Docs Editors files exported as "
+            "Office files). Inline for PDF and images, an attachment otherwise; `nosniff`, and a "
+            "`Content-Security-Policy: sandbox` so that HTML or SVG never runs script here. "
+            "Single `Range` requests are answered 206 (416 when unsatisfiable)."
+        ),
+        parameters=[OpenApiParameter("Range", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False)],
+        responses={
+            (200, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The whole file."),
+            (206, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The requested byte range."),
+            403: error_response("The source refused the path (outside the folder, not a regular file)."),
+            409: error_response("Google Drive must be reconnected."),
+            416: error_response("The range lies outside the file."),
+        },
+    )
+    def get(self, request: Request, file_id: int) -> HttpResponseBase:
+        file = file_access(user=request.user, file_id=file_id)
+        original = document_selectors.file_original_open(file=file)
+        return original_response(original=original, range_header=request.headers.get("Range"))
+
+
+class ChunkOutputSerializer(serializers.ModelSerializer[Chunk]):
+    location_label = serializers.SerializerMethodField(help_text="The location in words: page 3, cells A1:C9.")
+
+    class Meta:
+        model = Chunk
+        fields = ["id", "chunk_index", "text", "location", "location_label", "token_count"]
+
+    def get_location_label(self, chunk: Chunk) -> str:
+        return describe_location(chunk.location or {})
+
+
+class ChunkPagination(PageNumberPagination):
+    page_size = document_selectors.CHUNKS_PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class FileChunksApi(APIView):
+    @extend_schema(
+        summary="The file's extracted text, chunk by chunk in document order, with locations",
+        parameters=[
+            OpenApiParameter("page", OpenApiTypes.INT, description="1-based page of chunks."),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description="Chunks per page (default 50, at most 200)."),
+        ],
+        responses={200: paginated(ChunkOutputSerializer)},
+    )
+    def get(self, request: Request, file_id: int) -> Response:
+        file = file_access(user=request.user, file_id=file_id)
+        paginator = ChunkPagination()
+        page = paginator.paginate_queryset(document_selectors.file_chunks(file=file), request, view=self)
+        return paginator.get_paginated_response(ChunkOutputSerializer(page, many=True).data)
