@@ -69,7 +69,8 @@ def original_response(*, original: OriginalContent, range_header: str | None) ->
         bounds = requested.range_for_length(size)
         if bounds is None:
             original.stream.close()
-            detail = f"The range {(range_header or "")[:100]} is outside the file's {size} bytes."
+            shown = (range_header or "")[:100]
+            detail = f"The range {shown} is outside the file's {size} bytes."
             refused = JsonResponse({"detail": detail}, status=416)
             refused["Content-Range"] = f"bytes */{size}"
             return _secured(refused, mime_type=original.mime_type)
