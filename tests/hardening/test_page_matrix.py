@@ -24,6 +24,7 @@ RULES = {
     "web-invitation": SIGNED_IN,
     "web-drive-setup": SIGNED_IN,
     "web-folder-chat": FOLDER_VIEW,
+    "web-file-document": FOLDER_VIEW,
 }
 SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")
 
