@@ -12,7 +12,7 @@ sources, the user prompt) of two answerers in the same run: the baseline, loaded
 - factless: cited sentences per answer holding none of the question's expected facts;
 - ordered: answers whose citations are numbered in ascending order of first use.
 
-    .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show]
+    .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all]
 """
 
 from __future__ import annotations
@@ -129,11 +129,12 @@ def score(question: Question, answer: str, paths: dict[int, str]) -> Score:
     return result
 
 
-def run(answerers: dict[str, Answerer], *, show: bool) -> dict[tuple[str, str], Score]:
+def run(answerers: dict[str, Answerer], *, show: str | None) -> dict[tuple[str, str], Score]:
+    from django.conf import settings
+
     from apps.chat.prompts import numbered_sources
     from apps.embeddings.providers import get_embedder
     from apps.search.selectors import chunk_search
-    from django.conf import settings
 
     folder_ids = {name: indexed(name, root) for name, root in FOLDERS.items()}
     get_embedder().embed_query("warm up")
@@ -147,7 +148,7 @@ def run(answerers: dict[str, Answerer], *, show: bool) -> dict[tuple[str, str], 
             answer = answer_with(question.text, sources)
             figures = score(question, answer, paths)
             totals.setdefault((label, split), Score()).add(figures)
-            if show:
+            if show in (split, "all"):
                 print(f"\n[{label} | {split} | {question.folder}] {question.text}\n  {answer}\n  -> {figures}")
     return totals
 
@@ -155,12 +156,15 @@ def run(answerers: dict[str, Answerer], *, show: bool) -> dict[tuple[str, str], 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", default=BASELINE, help="commit whose answerer is the 'before' column")
-    parser.add_argument("--show", action="store_true", help="print every answer with its score")
+    parser.add_argument("--show", choices=["tuning", "held out", "all"], help="print these answers with their scores")
     args = parser.parse_args()
     with scratch_services("bench_offline_answers", EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"):
         from apps.llm.extractive import ExtractiveProvider
 
-        labels = {f"before ({args.baseline})": baseline_provider(args.baseline), "after (working tree)": ExtractiveProvider}
+        labels = {
+            f"before ({args.baseline})": baseline_provider(args.baseline),
+            "after (working tree)": ExtractiveProvider,
+        }
         totals = run({label: answerer(provider) for label, provider in labels.items()}, show=args.show)
     header = ["set", "answerer", "facts found", "facts wrong", "unrelated/answer", "factless/answer", "ordered"]
     print("\n" + " | ".join(header))

@@ -1,0 +1,187 @@
+"""Which sentences of the passages answer a question, part by part, and the answer they make.
+
+Each part of the question (see `extractive_parts`) is answered on its own: by the best sentence
+of a passage that holds at least half of the part's weight of terms (IDF over the sentences at
+hand, so a word every row repeats, like a column name, weighs little), plus only sentences that
+score about as well or add a term of the part the first lacks. A comparative part ("which trip is
+longer") takes the best sentence of each compared file that states a figure of the kind asked
+for. A part nothing answers is named as not found, rather than padded with loosely related text.
+
+Sentences are quoted in the order of their citation numbers (and of the document within one),
+so the answer's citations come in the order of first use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from apps.llm.extractive_parts import Part, question_parts, states
+from apps.llm.extractive_text import Passage, content_sentences, terms
+
+# A passage answers a part when it holds this share of the part's term weight: "wifi password of
+# the machiya" is not answered by the one file that mentions the machiya.
+MIN_PART_WEIGHT = 0.5
+# Terms a sentence only inherits (heading, file name) count this much of terms it contains;
+# the question's other terms count this much of the part's own.
+INHERITED_WEIGHT = 0.5
+CONTEXT_WEIGHT = 0.5
+# Stating the kind of figure a part asks for (a date for "when") is worth this share of the
+# part's heaviest term: enough to choose between sentences naming the same things.
+KIND_BONUS = 0.5
+# Another sentence joins a part's answer when it scores this close to the best (a second matching
+# row), or adds a term of the part and scores at least RELATIVE_CUTOFF of the best.
+TIE = 0.9
+RELATIVE_CUTOFF = 0.5
+MAX_PER_PART = 3
+MAX_COMPARED = 4
+
+
+@dataclass(frozen=True)
+class Pick:
+    n: int
+    sentence: str
+    score: float
+    matched: frozenset[str]  # the part's terms this sentence contains or inherits
+    position: tuple[int, int]  # passage order, sentence order: where it stands in the sources
+
+
+@dataclass(frozen=True)
+class Answer:
+    picks: tuple[Pick, ...]  # in quoting order
+    missing: tuple[Part, ...]  # parts of the question nothing answers
+
+
+@dataclass(frozen=True)
+class _Unit:
+    passage: Passage
+    order: int
+    position: int
+    text: str
+    own: frozenset[str]
+    inherited: frozenset[str]
+
+
+def answer(*, question: str, passages: Sequence[Passage]) -> Answer:
+    """The sentences answering each part of `question`; no picks at all when nothing is relevant."""
+    parts = question_parts(question)
+    units = _units(passages)
+    if not parts or not units:
+        return Answer((), ())
+    question_terms = frozenset().union(*(part.terms for part in parts))
+    idf = _idf(units, question_terms)
+    found: dict[int, set[str]] = {}
+    for unit in units:
+        found.setdefault(unit.order, set()).update(unit.own | unit.inherited)
+    chosen: dict[tuple[int, int], Pick] = {}
+    missing: list[Part] = []
+    for part in parts:
+        picks = _answer_part(part, units=units, found=found, idf=idf, question_terms=question_terms)
+        if not picks:
+            missing.append(part)
+        for pick in picks:
+            chosen.setdefault(pick.position, pick)
+    if not chosen:
+        return Answer((), ())
+    ordered = sorted(chosen.values(), key=lambda pick: (pick.n, pick.position))
+    return Answer(tuple(ordered), tuple(missing))
+
+
+def _answer_part(
+    part: Part,
+    *,
+    units: Sequence[_Unit],
+    found: dict[int, set[str]],
+    idf: dict[str, float],
+    question_terms: frozenset[str],
+) -> list[Pick]:
+    # A part with nothing of its own to look up ("and how much is it?") looks up the question's terms.
+    wanted = part.terms or question_terms
+    context = question_terms - wanted
+    total = sum(idf[term] for term in wanted)
+    if not total:
+        return []
+    relevant = {
+        order for order, words in found.items() if sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total
+    }
+    heaviest = max(idf[term] for term in wanted)
+    ranked: list[tuple[tuple[float, int, int], Pick, str]] = []
+    for unit in units:
+        hit = wanted & (unit.own | unit.inherited)
+        figure = part.kind is not None and states(part.kind, unit.text)
+        if unit.order not in relevant or not hit or not (unit.own & question_terms or figure):
+            continue
+        if (part.comparative or not part.terms) and part.kind is not None and not figure:
+            continue  # "which is longer" is settled by durations, "how much is it" by an amount
+        score = (
+            _weight(wanted, unit, idf)
+            + CONTEXT_WEIGHT * _weight(context, unit, idf)
+            + (KIND_BONUS * heaviest if figure else 0.0)
+        )
+        pick = Pick(unit.passage.n, unit.text, score, frozenset(hit), (unit.order, unit.position))
+        ranked.append(((-score, unit.order, unit.position), pick, unit.passage.item or str(unit.passage.n)))
+    ranked.sort(key=lambda entry: entry[0])
+    if not ranked:
+        return []
+    best = ranked[0][1]
+    if part.comparative and len({item for _, _, item in ranked}) > 1:
+        return _one_per_item([(pick, item) for _, pick, item in ranked], floor=RELATIVE_CUTOFF * best.score)
+    picks = [best]
+    covered = set(best.matched)
+    for _, pick, _ in ranked[1:]:
+        if len(picks) == MAX_PER_PART:
+            break
+        adds = not pick.matched <= covered and pick.score >= RELATIVE_CUTOFF * best.score
+        if pick.score >= TIE * best.score or adds:
+            picks.append(pick)
+            covered |= pick.matched
+    return picks
+
+
+def _one_per_item(ranked: Sequence[tuple[Pick, str]], *, floor: float) -> list[Pick]:
+    """The best sentence of each compared item (file) that scores at least `floor`."""
+    best: dict[str, Pick] = {}
+    for pick, item in ranked:
+        if pick.score >= floor and item not in best:
+            best[item] = pick
+    return list(best.values())[:MAX_COMPARED]
+
+
+def _units(passages: Sequence[Passage]) -> list[_Unit]:
+    units: list[_Unit] = []
+    seen: set[str] = set()
+    for order, passage in enumerate(passages):
+        for position, sentence in enumerate(content_sentences(passage)):
+            key = sentence.text.lower()
+            if key in seen:
+                continue  # the same sentence in two passages (overlapping chunks) is quoted once
+            seen.add(key)
+            own = frozenset(terms(sentence.text))
+            units.append(_Unit(passage, order, position, sentence.text, own, sentence.inherited - own))
+    return units
+
+
+def _weight(wanted: frozenset[str], unit: _Unit, idf: dict[str, float]) -> float:
+    return sum(idf[term] for term in wanted & unit.own) + INHERITED_WEIGHT * sum(
+        idf[term] for term in wanted & unit.inherited
+    )
+
+
+def _idf(units: Sequence[_Unit], question_terms: frozenset[str]) -> dict[str, float]:
+    # BM25's smoothed IDF over sentences: always positive, so a term every sentence shares still
+    # counts a little; over sentences rather than passages, so a table's column names weigh little.
+    # A term no sentence holds weighs most: it is what the part is about, and it was not found.
+    total = len(units)
+    frequency = {term: sum(term in unit.own or term in unit.inherited for unit in units) for term in question_terms}
+    return {term: math.log(1 + (total - count + 0.5) / (count + 0.5)) for term, count in frequency.items()}
+
+
+def cite(pick: Pick) -> str:
+    """The sentence with its `[n]` placed before the closing punctuation."""
+    body = pick.sentence.rstrip(".!?…")
+    return f"{body.rstrip()} [{pick.n}]{pick.sentence[len(body) :] or '.'}"
+
+
+def not_found(part: Part) -> str:
+    return f'I found nothing in this folder about "{part.text}".'
