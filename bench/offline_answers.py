@@ -150,6 +150,8 @@ def run(answerers: dict[str, Answerer], *, show: str | None) -> dict[tuple[str, 
             totals.setdefault((label, split), Score()).add(figures)
             if show in (split, "all"):
                 print(f"\n[{label} | {split} | {question.folder}] {question.text}\n  {answer}\n  -> {figures}")
+        if show in (split, "all"):
+            print("  sources: " + "; ".join(f"[{source.n}] {source.path} {source.location}" for source in sources))
     return totals
 
 

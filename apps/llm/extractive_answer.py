@@ -56,11 +56,19 @@ class Answer:
 @dataclass(frozen=True)
 class _Unit:
     passage: Passage
+    item: str  # the file it belongs to (the passage itself when unnamed)
     order: int
     position: int
     text: str
     own: frozenset[str]
     inherited: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    pick: Pick
+    item: str  # the file it comes from: comparisons answer from each
+    answers_kind: bool  # states the kind of figure the part asks for, or the part asks for none
 
 
 def answer(*, question: str, passages: Sequence[Passage]) -> Answer:
@@ -72,12 +80,14 @@ def answer(*, question: str, passages: Sequence[Passage]) -> Answer:
     question_terms = frozenset().union(*(part.terms for part in parts))
     idf = _idf(units, question_terms)
     found: dict[int, set[str]] = {}
+    about: dict[str, set[str]] = {}
     for unit in units:
         found.setdefault(unit.order, set()).update(unit.own | unit.inherited)
+        about.setdefault(unit.item, set()).update(unit.own | unit.inherited)
     chosen: dict[tuple[int, int], Pick] = {}
     missing: list[Part] = []
     for part in parts:
-        picks = _answer_part(part, units=units, found=found, idf=idf, question_terms=question_terms)
+        picks = _answer_part(part, units=units, found=found, about=about, idf=idf, question_terms=question_terms)
         if not picks:
             missing.append(part)
         for pick in picks:
@@ -93,6 +103,7 @@ def _answer_part(
     *,
     units: Sequence[_Unit],
     found: dict[int, set[str]],
+    about: dict[str, set[str]],
     idf: dict[str, float],
     question_terms: frozenset[str],
 ) -> list[Pick]:
@@ -105,12 +116,16 @@ def _answer_part(
     relevant = {
         order for order, words in found.items() if sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total
     }
+    # The question's subject, when a part does not repeat it ("when do we fly to Kyoto, and where
+    # are we staying"): of the passages answering the part, those that also hold the rest of the
+    # question come first, so "stay" is looked up in the Kyoto plan before the boiler manual.
+    subject = {unit.item for unit in units if unit.order in relevant and context & about[unit.item]}
     heaviest = max(idf[term] for term in wanted)
-    ranked: list[tuple[tuple[float, int, int], Pick, str]] = []
+    candidates: list[_Candidate] = []
     for unit in units:
         hit = wanted & (unit.own | unit.inherited)
         figure = part.kind is not None and states(part.kind, unit.text)
-        if unit.order not in relevant or not hit or not (unit.own & question_terms or figure):
+        if unit.order not in relevant or not hit:
             continue
         if (part.comparative or not part.terms) and part.kind is not None and not figure:
             continue  # "which is longer" is settled by durations, "how much is it" by an amount
@@ -120,31 +135,46 @@ def _answer_part(
             + (KIND_BONUS * heaviest if figure else 0.0)
         )
         pick = Pick(unit.passage.n, unit.text, score, frozenset(hit), (unit.order, unit.position))
-        ranked.append(((-score, unit.order, unit.position), pick, unit.passage.item or str(unit.passage.n)))
-    ranked.sort(key=lambda entry: entry[0])
-    if not ranked:
+        candidates.append(_Candidate(pick, unit.item, figure or part.kind is None))
+    for preferred in (lambda candidate: candidate.item in subject, lambda candidate: candidate.answers_kind):
+        # "How long is the trip" is answered by "9 nights" before "the trip to Lisbon in May".
+        if any(map(preferred, candidates)):
+            candidates = [candidate for candidate in candidates if preferred(candidate)]
+    candidates.sort(key=lambda candidate: (-candidate.pick.score, candidate.pick.position))
+    if not candidates:
         return []
-    best = ranked[0][1]
-    if part.comparative and len({item for _, _, item in ranked}) > 1:
-        return _one_per_item([(pick, item) for _, pick, item in ranked], floor=RELATIVE_CUTOFF * best.score)
+    best, lead = candidates[0].pick, candidates[0]
+    if part.comparative and len({candidate.item for candidate in candidates}) > 1:
+        return _one_per_item(candidates, floor=RELATIVE_CUTOFF * best.score)
     picks = [best]
     covered = set(best.matched)
-    for _, pick, _ in ranked[1:]:
+    for candidate in candidates[1:]:
+        pick = candidate.pick
         if len(picks) == MAX_PER_PART:
             break
-        adds = not pick.matched <= covered and pick.score >= RELATIVE_CUTOFF * best.score
-        if pick.score >= TIE * best.score or adds:
+        # Another row or sentence saying the same of another thing ("which invoices are open").
+        alike = pick.score >= TIE * best.score and pick.matched >= best.matched
+        # More of the same thing: same file, one of the best's terms, a term of the part it lacks,
+        # and the kind of figure asked for, if one is.
+        adds = (
+            candidate.item == lead.item
+            and bool(pick.matched & best.matched)
+            and not pick.matched <= covered
+            and candidate.answers_kind
+            and pick.score >= RELATIVE_CUTOFF * best.score
+        )
+        if alike or adds:
             picks.append(pick)
             covered |= pick.matched
     return picks
 
 
-def _one_per_item(ranked: Sequence[tuple[Pick, str]], *, floor: float) -> list[Pick]:
+def _one_per_item(candidates: Sequence[_Candidate], *, floor: float) -> list[Pick]:
     """The best sentence of each compared item (file) that scores at least `floor`."""
     best: dict[str, Pick] = {}
-    for pick, item in ranked:
-        if pick.score >= floor and item not in best:
-            best[item] = pick
+    for candidate in candidates:
+        if candidate.pick.score >= floor and candidate.item not in best:
+            best[candidate.item] = candidate.pick
     return list(best.values())[:MAX_COMPARED]
 
 
@@ -158,7 +188,17 @@ def _units(passages: Sequence[Passage]) -> list[_Unit]:
                 continue  # the same sentence in two passages (overlapping chunks) is quoted once
             seen.add(key)
             own = frozenset(terms(sentence.text))
-            units.append(_Unit(passage, order, position, sentence.text, own, sentence.inherited - own))
+            units.append(
+                _Unit(
+                    passage,
+                    passage.item or str(passage.n),
+                    order,
+                    position,
+                    sentence.text,
+                    own,
+                    sentence.inherited - own,
+                )
+            )
     return units
 
 

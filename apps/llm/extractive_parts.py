@@ -39,26 +39,36 @@ _PART_BREAK = re.compile(
 )
 _NUMBER_WORDS = (
     r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred|a|an|half"
+    r"forty|fifty|hundred|half"
 )
 _MONTHS = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
     r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 )
-_ASKS: dict[Kind, re.Pattern[str]] = {
-    Kind.DURATION: re.compile(r"\bhow long\b|\b(?:long|short)(?:er|est)\b|\bduration\b", re.IGNORECASE),
-    Kind.COUNT: re.compile(r"\bhow many\b|\b(?:maximum|minimum)\b", re.IGNORECASE),
-    Kind.AMOUNT: re.compile(
-        r"\bhow much\b|\bcosts?\b|\bprices?d?\b|\bbudget\b|\bexpensive\b|\bcheap(?:er|est)?\b|\bpa(?:y|id)\b|"
-        r"\bfees?\b|\bpremium\b|\bexcess\b|\b(?:big|larg)(?:ger|est|er)\b",
-        re.IGNORECASE,
+# What a part asks for: the question's own phrase ("how long", "when") first, then the words
+# that imply a figure ("the budget", "bigger"), so "when do I pay the rent" asks for a date.
+_ASKS: list[tuple[Kind, re.Pattern[str]]] = [
+    (Kind.DURATION, re.compile(r"\bhow long\b", re.IGNORECASE)),
+    (Kind.COUNT, re.compile(r"\bhow many\b", re.IGNORECASE)),
+    (Kind.AMOUNT, re.compile(r"\bhow much\b", re.IGNORECASE)),
+    (Kind.DATE, re.compile(r"\bwhen\b|\bwhat (?:date|day|time)\b", re.IGNORECASE)),
+    (Kind.DURATION, re.compile(r"\b(?:long|short)(?:er|est)\b|\bduration\b", re.IGNORECASE)),
+    (Kind.COUNT, re.compile(r"\b(?:maximum|minimum) (?:number|size)\b", re.IGNORECASE)),
+    (
+        Kind.AMOUNT,
+        re.compile(
+            r"\bcosts?\b|\bprices?d?\b|\bbudget\b|\bexpensive\b|\bcheap(?:er|est)?\b|\bpa(?:y|id)\b|"
+            r"\bfees?\b|\bpremium\b|\bexcess\b|\b(?:big|larg)(?:ger|est|er)\b",
+            re.IGNORECASE,
+        ),
     ),
-    Kind.DATE: re.compile(
-        r"\bwhen\b|\bwhat (?:date|day|time)\b|\bdeadline\b|\b(?:most |least )?recent(?:ly)?\b|"
-        r"\b(?:earli|lat|new|old)(?:er|est)\b",
-        re.IGNORECASE,
+    (
+        Kind.DATE,
+        re.compile(
+            r"\bdeadline\b|\b(?:most |least )?recent(?:ly)?\b|\b(?:earli|lat|new|old)(?:er|est)\b", re.IGNORECASE
+        ),
     ),
-}
+]
 _FIGURES: dict[Kind, re.Pattern[str]] = {
     Kind.DURATION: re.compile(
         rf"\b(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})(?:\s+and\s+a\s+half)?[\s-]+"
@@ -67,7 +77,10 @@ _FIGURES: dict[Kind, re.Pattern[str]] = {
     ),
     Kind.COUNT: re.compile(rf"\b(?:\d+|{_NUMBER_WORDS})\b", re.IGNORECASE),
     Kind.AMOUNT: re.compile(
-        r"[$€£]\s?\d|\d[\d,.]*\s*(?:eur|usd|gbp|euros?|dollars?|pounds?|%)|\b(?:eur|usd|gbp)\s?\d", re.IGNORECASE
+        # With a currency, or written as money is: 11,930.00, 1,400, 1.35.
+        r"[$€£]\s?\d|\d[\d,.]*\s*(?:eur|usd|gbp|euros?|dollars?|pounds?|%)|\b(?:eur|usd|gbp)\s?\d|"
+        r"\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b|\b\d+\.\d{2}\b",
+        re.IGNORECASE,
     ),
     Kind.DATE: re.compile(
         rf"\b\d{{1,2}}\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}:\d{{2}}\b|"
@@ -75,6 +88,8 @@ _FIGURES: dict[Kind, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
 }
+# "How long" asks for a duration; "long" is not a word the answer ("nine nights") repeats.
+_HOW = re.compile(r"\bhow (?:long|much|many|often|soon|far|old)\b", re.IGNORECASE)
 # Words that make a part compare rather than look up.
 _COMPARATIVE = re.compile(
     r"\b(?:more|less|fewer|most|least|(?:long|short|bigg|larg|small|high|low|cheap|old|new|earli|lat)(?:er|est)|"
@@ -100,8 +115,8 @@ def question_parts(question: str) -> list[Part]:
             continue
         part = Part(
             text=text,
-            terms=frozenset(terms(text)) - _COMPARATIVE_TERMS,
-            kind=next((kind for kind, asks in _ASKS.items() if asks.search(text)), None),
+            terms=frozenset(terms(_HOW.sub(" ", text))) - _COMPARATIVE_TERMS,
+            kind=next((kind for kind, asks in _ASKS if asks.search(text)), None),
             comparative=bool(_COMPARATIVE.search(text)),
         )
         if parts and not part.terms and part.kind is None:

@@ -34,6 +34,7 @@ _STOPWORD_TEXT = """
     must shall may might
     please tell show find give know want need get got say said anything something thing things much many
     file files document documents folder folders doc docs
+    still already yet ever currently actually exactly
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _ABBREVIATION_TEXT = """
