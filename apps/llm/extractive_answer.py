@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from apps.llm.extractive_parts import Part, question_parts, states
-from apps.llm.extractive_text import Passage, content_sentences, terms
+from apps.llm.extractive_text import Passage, content_sentences, covers, terms
 
-# A passage answers a part when it holds this share of the part's term weight: "wifi password of
-# the machiya" is not answered by the one file that mentions the machiya.
+# When a term of a part is in no source, a passage answers the part only if it holds this share of
+# the part's term weight: "wifi password of the machiya" is not answered by the machiya's file.
 MIN_PART_WEIGHT = 0.5
 # Terms a sentence only inherits (heading, file name) count this much of terms it contains;
 # the question's other terms count this much of the part's own.
@@ -113,8 +113,15 @@ def _answer_part(
     total = sum(idf[term] for term in wanted)
     if not total:
         return []
+    # A passage answers the part when it holds enough of its terms (as `covers` counts them). When a
+    # term of the part is in no source at all, that term may be what the part asks about ("the wifi
+    # password", "a student discount"): then the passage must also hold half the part's weight.
+    unseen = wanted - set().union(*found.values())
     relevant = {
-        order for order, words in found.items() if sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total
+        order
+        for order, words in found.items()
+        if covers(set(wanted), words)
+        and (not unseen or sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total)
     }
     # The question's subject, when a part does not repeat it ("when do we fly to Kyoto, and where
     # are we staying"): of the passages answering the part, those that also hold the rest of the
@@ -211,10 +218,15 @@ def _weight(wanted: frozenset[str], unit: _Unit, idf: dict[str, float]) -> float
 def _idf(units: Sequence[_Unit], question_terms: frozenset[str]) -> dict[str, float]:
     # BM25's smoothed IDF over sentences: always positive, so a term every sentence shares still
     # counts a little; over sentences rather than passages, so a table's column names weigh little.
-    # A term no sentence holds weighs most: it is what the part is about, and it was not found.
     total = len(units)
     frequency = {term: sum(term in unit.own or term in unit.inherited for unit in units) for term in question_terms}
-    return {term: math.log(1 + (total - count + 0.5) / (count + 0.5)) for term, count in frequency.items()}
+    seen = {
+        term: math.log(1 + (total - count + 0.5) / (count + 0.5)) for term, count in frequency.items() if count
+    }
+    # A term no sentence holds weighs as much as the rarest one found: what the part asks about may
+    # be just that word ("the wifi password"), but a handful of sentences says little about rarity.
+    rarest = max(seen.values(), default=0.0)
+    return {term: seen.get(term, rarest) for term in question_terms}
 
 
 def cite(pick: Pick) -> str:

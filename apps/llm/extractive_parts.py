@@ -84,7 +84,10 @@ _FIGURES: dict[Kind, re.Pattern[str]] = {
     ),
     Kind.DATE: re.compile(
         rf"\b\d{{1,2}}\s+(?:{_MONTHS})\b|\b(?:{_MONTHS})\s+\d{{1,2}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}:\d{{2}}\b|"
-        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b",
+        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|"
+        # Recurring and relative dates: "the first day of each month", "every September".
+        r"\b(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|last)\s+(?:day|week|working day)\b|"
+        rf"\b(?:every|each)\s+(?:day|week|month|year|quarter|{_MONTHS}|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
         re.IGNORECASE,
     ),
 }

@@ -72,7 +72,7 @@ def terms(text: str) -> list[str]:
 def is_relevant(*, question: str, text: str) -> bool:
     """Whether `text` holds enough of the question's terms to be worth answering from."""
     question_terms = set(terms(question))
-    return bool(question_terms) and _covers(question_terms, set(terms(text)))
+    return bool(question_terms) and covers(question_terms, set(terms(text)))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -119,7 +119,7 @@ def _is_heading(line: str, *, alone: bool) -> bool:
     return alone and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
 
 
-def _covers(question_terms: set[str], found: set[str]) -> bool:
+def covers(question_terms: set[str], found: set[str]) -> bool:
     needed = 1 if len(question_terms) <= 2 else max(MIN_MATCHES, math.ceil(MIN_COVERAGE * len(question_terms)))
     return len(question_terms & found) >= needed
 
