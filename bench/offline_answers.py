@@ -129,7 +129,7 @@ def score(question: Question, answer: str, paths: dict[int, str]) -> Score:
     return result
 
 
-def run(answerers: dict[str, Answerer], *, show: str | None) -> dict[tuple[str, str], Score]:
+def run(answerers: dict[str, Answerer], *, show: str | None, only: str) -> dict[tuple[str, str], Score]:
     from django.conf import settings
 
     from apps.chat.prompts import numbered_sources
@@ -139,7 +139,7 @@ def run(answerers: dict[str, Answerer], *, show: str | None) -> dict[tuple[str, 
     folder_ids = {name: indexed(name, root) for name, root in FOLDERS.items()}
     get_embedder().embed_query("warm up")
     totals: dict[tuple[str, str], Score] = {}
-    for question in QUESTIONS:
+    for question in [question for question in QUESTIONS if only in question.text]:
         hits = chunk_search(folder_id=folder_ids[question.folder], query=question.text, k=settings.CHAT_SEARCH_K)
         sources = numbered_sources(hits)
         paths = {source.n: source.path for source in sources}
@@ -158,6 +158,7 @@ def run(answerers: dict[str, Answerer], *, show: str | None) -> dict[tuple[str, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", default=BASELINE, help="commit whose answerer is the 'before' column")
+    parser.add_argument("--only", default="", help="ask only the questions containing this text")
     parser.add_argument("--show", choices=["tuning", "held out", "all"], help="print these answers with their scores")
     args = parser.parse_args()
     with scratch_services("bench_offline_answers", EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"):
@@ -167,13 +168,14 @@ def main() -> None:
             f"before ({args.baseline})": baseline_provider(args.baseline),
             "after (working tree)": ExtractiveProvider,
         }
-        totals = run({label: answerer(provider) for label, provider in labels.items()}, show=args.show)
+        answerers = {label: answerer(provider) for label, provider in labels.items()}
+        totals = run(answerers, show=args.show, only=args.only)
     header = ["set", "answerer", "facts found", "facts wrong", "unrelated/answer", "factless/answer", "ordered"]
     print("\n" + " | ".join(header))
     print(" | ".join("---" for _ in header))
     for split in ("tuning", "held out"):
         for label in labels:
-            figures = totals[(label, split)]
+            figures = totals.get((label, split), Score())
             print(" | ".join([f"{split} ({figures.questions} q)", label, *figures.cells()]))
 
 

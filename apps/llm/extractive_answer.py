@@ -151,8 +151,10 @@ def _answer_part(
     if not candidates:
         return []
     best, lead = candidates[0].pick, candidates[0]
-    if part.comparative and len({candidate.item for candidate in candidates}) > 1:
-        return _one_per_item(candidates, floor=RELATIVE_CUTOFF * best.score)
+    compared = _one_per_item(candidates, floor=RELATIVE_CUTOFF * best.score) if part.comparative else []
+    if len(compared) > 1:
+        return compared
+    # One thing compared with itself ("the cost compared to the plan") is looked up like any part.
     picks = [best]
     covered = set(best.matched)
     for candidate in candidates[1:]:
@@ -220,9 +222,7 @@ def _idf(units: Sequence[_Unit], question_terms: frozenset[str]) -> dict[str, fl
     # counts a little; over sentences rather than passages, so a table's column names weigh little.
     total = len(units)
     frequency = {term: sum(term in unit.own or term in unit.inherited for unit in units) for term in question_terms}
-    seen = {
-        term: math.log(1 + (total - count + 0.5) / (count + 0.5)) for term, count in frequency.items() if count
-    }
+    seen = {term: math.log(1 + (total - count + 0.5) / (count + 0.5)) for term, count in frequency.items() if count}
     # A term no sentence holds weighs as much as the rarest one found: what the part asks about may
     # be just that word ("the wifi password"), but a handful of sentences says little about rarity.
     rarest = max(seen.values(), default=0.0)
