@@ -117,22 +117,28 @@ def _answer_part(
     # term of the part is in no source at all, that term may be what the part asks about ("the wifi
     # password", "a student discount"): then the passage must also hold half the part's weight.
     unseen = wanted - set().union(*found.values())
-    relevant = {
-        order
-        for order, words in found.items()
-        if covers(set(wanted), words)
-        and (not unseen or sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total)
-    }
+
+    def answers(words: set[str]) -> bool:
+        return covers(set(wanted), words) and (
+            not unseen or sum(idf[term] for term in wanted & words) >= MIN_PART_WEIGHT * total
+        )
+
+    relevant = {order for order, words in found.items() if answers(words)}
+    # "Which trip is longer": the things compared are the files about trips, and what settles it
+    # is each one's duration, in whichever sentence of the file states it ("Five days in Rome").
+    by_item = part.comparative and part.kind is not None
+    compared_items = {item for item, words in about.items() if answers(words)} if by_item else set()
     # The question's subject, when a part does not repeat it ("when do we fly to Kyoto, and where
     # are we staying"): of the passages answering the part, those that also hold the rest of the
-    # question come first, so "stay" is looked up in the Kyoto plan before the boiler manual.
-    subject = {unit.item for unit in units if unit.order in relevant and context & about[unit.item]}
+    # question come first, so "stay" is looked up in the Kyoto plan before the boiler manual. Not
+    # for things compared: each of them is wanted, whatever else the question asks.
+    subject = set() if by_item else {item for item, words in about.items() if context & words}
     heaviest = max(idf[term] for term in wanted)
     candidates: list[_Candidate] = []
     for unit in units:
         hit = wanted & (unit.own | unit.inherited)
         figure = part.kind is not None and states(part.kind, unit.text)
-        if unit.order not in relevant or not hit:
+        if not (unit.order in relevant and hit) and unit.item not in compared_items:
             continue
         if (part.comparative or not part.terms) and part.kind is not None and not figure:
             continue  # "which is longer" is settled by durations, "how much is it" by an amount
@@ -151,7 +157,8 @@ def _answer_part(
     if not candidates:
         return []
     best, lead = candidates[0].pick, candidates[0]
-    compared = _one_per_item(candidates, floor=RELATIVE_CUTOFF * best.score) if part.comparative else []
+    floor = 0.0 if by_item else RELATIVE_CUTOFF * best.score
+    compared = _one_per_item(candidates, floor=floor) if part.comparative else []
     if len(compared) > 1:
         return compared
     # One thing compared with itself ("the cost compared to the plan") is looked up like any part.
