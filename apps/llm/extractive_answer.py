@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.llm.extractive_parts import Part, question_parts, states
+from apps.llm.extractive_parts import Kind, Part, question_parts, states
 from apps.llm.extractive_text import Passage, content_sentences, covers, terms
 
 # When a term of a part is in no source, a passage answers the part only if it holds this share of
@@ -36,6 +36,8 @@ TIE = 0.9
 RELATIVE_CUTOFF = 0.5
 MAX_PER_PART = 3
 MAX_COMPARED = 4
+# Figures that describe a thing compared; a bare count ("one file per trip") does not.
+_FIGURE_KINDS = (Kind.DURATION, Kind.AMOUNT, Kind.DATE)
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,9 @@ def _answer_part(
     # "Which trip is longer": the things compared are the files about trips, and what settles it
     # is each one's duration, in whichever sentence of the file states it ("Five days in Rome").
     by_item = part.comparative and part.kind is not None
-    compared_items = {item for item, words in about.items() if answers(words)} if by_item else set()
+    compared_items = (
+        _compared_items(part, units=units, about=about, question_terms=question_terms) if by_item else set()
+    )
     # The question's subject, when a part does not repeat it ("when do we fly to Kyoto, and where
     # are we staying"): of the passages answering the part, those that also hold the rest of the
     # question come first, so "stay" is looked up in the Kyoto plan before the boiler manual. Not
@@ -183,6 +187,28 @@ def _answer_part(
             picks.append(pick)
             covered |= pick.matched
     return picks
+
+
+def _compared_items(
+    part: Part, *, units: Sequence[_Unit], about: dict[str, set[str]], question_terms: frozenset[str]
+) -> set[str]:
+    """The files a comparative part compares: each holds all the part's terms but one (or those of
+    one thing it names, "A or B"), and states a figure about the question somewhere, so a README
+    that mentions trips is not a trip."""
+    stating = {
+        unit.item
+        for unit in units
+        if question_terms & (unit.own | unit.inherited) and any(states(kind, unit.text) for kind in _FIGURE_KINDS)
+    }
+    return {
+        item
+        for item, words in about.items()
+        if item in stating and any(_holds(needed, words) for needed in (part.terms, *part.named) if needed)
+    }
+
+
+def _holds(needed: frozenset[str], words: set[str]) -> bool:
+    return len(needed & words) >= (len(needed) - 1 if len(needed) > 2 else len(needed))
 
 
 def _one_per_item(candidates: Sequence[_Candidate], *, floor: float) -> list[Pick]:

@@ -9,6 +9,7 @@ kind of figure settles it (a duration, an amount, a date).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,6 +30,7 @@ class Part:
     terms: frozenset[str]
     kind: Kind | None  # the figure the part asks for, if it asks for one
     comparative: bool  # settled by setting the compared things' figures side by side
+    named: tuple[frozenset[str], ...] = ()  # the terms of each thing a part names as compared: "A or B"
 
 
 _QUESTION_WORDS = (
@@ -93,6 +95,7 @@ _FIGURES: dict[Kind, re.Pattern[str]] = {
 }
 # "How long" asks for a duration; "long" is not a word the answer ("nine nights") repeats.
 _HOW = re.compile(r"\bhow (?:long|much|many|often|soon|far|old)\b", re.IGNORECASE)
+_OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 # Words that make a part compare rather than look up.
 _COMPARATIVE = re.compile(
     r"\b(?:more|less|fewer|most|least|(?:long|short|bigg|larg|small|high|low|cheap|old|new|earli|lat)(?:er|est)|"
@@ -121,10 +124,13 @@ def question_parts(question: str) -> list[Part]:
             terms=frozenset(terms(_HOW.sub(" ", text))) - _COMPARATIVE_TERMS,
             kind=next((kind for kind, asks in _ASKS if asks.search(text)), None),
             comparative=bool(_COMPARATIVE.search(text)),
+            named=tuple(frozenset(terms(side)) - _COMPARATIVE_TERMS for side in _OR.split(text) if terms(side))
+            if _OR.search(text)
+            else (),
         )
         if parts and not part.terms and part.kind is None:
             previous = parts.pop()
-            part = Part(f"{previous.text}, {text}", previous.terms, previous.kind, previous.comparative)
+            part = dataclasses.replace(previous, text=f"{previous.text}, {text}")
         parts.append(part)
     return parts
 
