@@ -128,10 +128,12 @@ def _answer_part(
     relevant = {order for order, words in found.items() if answers(words)}
     # "Which trip is longer": the things compared are the files about trips, and what settles it
     # is each one's duration, in whichever sentence of the file states it ("Five days in Rome").
-    by_item = part.comparative and part.kind is not None
     compared_items = (
-        _compared_items(part, units=units, about=about, question_terms=question_terms) if by_item else set()
+        _compared_items(part, units=units, about=about, question_terms=question_terms)
+        if part.comparative and part.kind is not None
+        else set()
     )
+    by_item = len(compared_items) > 1
     # The question's subject, when a part does not repeat it ("when do we fly to Kyoto, and where
     # are we staying"): of the passages answering the part, those that also hold the rest of the
     # question come first, so "stay" is looked up in the Kyoto plan before the boiler manual. Not
@@ -142,7 +144,7 @@ def _answer_part(
     for unit in units:
         hit = wanted & (unit.own | unit.inherited)
         figure = part.kind is not None and states(part.kind, unit.text)
-        if not (unit.order in relevant and hit) and unit.item not in compared_items:
+        if not (unit.item in compared_items if by_item else unit.order in relevant and hit):
             continue
         if (part.comparative or not part.terms) and part.kind is not None and not figure:
             continue  # "which is longer" is settled by durations, "how much is it" by an amount
