@@ -31,6 +31,11 @@ class Block:
     told: bool  # already one sentence (a row or a field); otherwise prose still to be split
 
 
+def is_field_list(lines: Sequence[str]) -> bool:
+    """Whether these lines are `label: value` fields (two or more), or one table row."""
+    return sum(bool(_FIELD.match(line)) for line in lines) >= 2 or any(len(row_pairs(line)) >= 2 for line in lines)
+
+
 def blocks(lines: Sequence[str]) -> Iterator[Block]:
     """A paragraph's lines as told records and runs of prose, in order."""
     fields = sum(bool(_FIELD.match(line)) for line in lines)

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from apps.llm.extractive_rows import blocks
+from apps.llm.extractive_rows import blocks, is_field_list, row_pairs
 
 # What a passage must share with the question to count as relevant: 30% of its terms, and at least
 # two once the question has three or more. Less, and a passage sharing one word like "price" with
@@ -99,7 +99,11 @@ def content_sentences(passage: Passage) -> list[_Sentence]:
     sentences: list[_Sentence] = []
     for paragraph in re.split(r"\n\s*\n", passage.text):
         lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
-        while lines and _is_heading(lines[0], alone=len(lines) == 1):
+        # A title is a paragraph of its own, or the first line of a list of fields (a form's name
+        # above its boxes: "Form W-2 Wage and Tax Statement 2024", then "Box 1 Wages: ...").
+        while lines and _is_heading(
+            lines[0], alone=len(lines) == 1 or (is_field_list(lines[1:]) and not is_field_list(lines[:1]))
+        ):
             marker = _MARKDOWN_HEADING.match(lines[0])
             level = len(marker.group(1)) if marker else max(1, len(path))
             path = [*path[: level - 1], marker.group(2) if marker else lines[0]]
@@ -114,9 +118,9 @@ def content_sentences(passage: Passage) -> list[_Sentence]:
 def _is_heading(line: str, *, alone: bool) -> bool:
     if _MARKDOWN_HEADING.match(line) or _SHEET.match(line):
         return True
-    # A title line: short, not a sentence, and a paragraph of its own (or the first line of one).
+    # A title line: short, not a sentence, standing alone, and not a field or row ("rating: 4").
     words = line.split()
-    return alone and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
+    return alone and not row_pairs(line) and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
 
 
 def covers(question_terms: set[str], found: set[str]) -> bool:

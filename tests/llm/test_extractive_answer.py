@@ -143,3 +143,17 @@ def test_citations_come_in_the_order_of_first_use():
     assert response.text == (
         "Box 2 Federal income tax withheld: 12,480.00 [1]. The rent is 1,200 EUR a month, paid on the 2nd [3]."
     )
+
+
+FORM_2024 = source(
+    1, "taxes/1099-2024.pdf", "Form 1099-NEC 2024\nPayer: Northwind Studio\nBox 1 Nonemployee compensation: 2,430.00"
+)
+FORM_2023 = source(
+    2, "taxes/1099-2023.pdf", "Form 1099-NEC 2023\nPayer: Northwind Studio\nBox 1 Nonemployee compensation: 1,980.00"
+)
+
+
+def test_a_forms_title_line_is_the_context_of_its_fields():
+    response = ask("What was the nonemployee compensation on the 2024 1099-NEC?", [FORM_2023, FORM_2024])
+
+    assert response.text == "Box 1 Nonemployee compensation: 2,430.00 [1]."
