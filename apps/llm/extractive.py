@@ -1,7 +1,8 @@
 """The default offline provider: deterministic, no network, same protocol as the real ones.
 
-Without tools it answers the last user prompt (see `sources.build_user_prompt`) with the sentences of
-its sources that best match the question, each cited `[n]`. With tools it plays the agent: search,
+Without tools it answers the last user prompt (see `sources.build_user_prompt`) part by part with
+the sentences of its sources that answer each part, each cited `[n]` and quoted in citation order,
+then names any part nothing answers (see `extractive_answer`). With tools it plays the agent: search,
 rewrite when the results are weak, read the top documents, then answer from everything gathered,
 numbering the sources in the order gathered and returning them in `citation_sources`. System prompt,
 max_tokens and temperature mean nothing here and are ignored.

@@ -1,11 +1,12 @@
 """Which sentences of the passages answer a question, part by part, and the answer they make.
 
-Each part of the question (see `extractive_parts`) is answered on its own: by the best sentence
-of a passage that holds at least half of the part's weight of terms (IDF over the sentences at
-hand, so a word every row repeats, like a column name, weighs little), plus only sentences that
-score about as well or add a term of the part the first lacks. A comparative part ("which trip is
-longer") takes the best sentence of each compared file that states a figure of the kind asked
-for. A part nothing answers is named as not found, rather than padded with loosely related text.
+Each part of the question (see `extractive_parts`) is answered on its own, from passages holding
+enough of its terms (IDF over the sentences at hand, so a word every row repeats, like a column
+name, weighs little): the best sentence, preferring one that states the kind of figure the part
+asks for, plus only sentences saying the same of another thing (a second matching row) or more of
+the same thing. A comparative part ("which trip is longer") takes each compared file's sentence
+stating the figure asked for. A part nothing answers is named as not found, rather than padded
+with loosely related text.
 
 Sentences are quoted in the order of their citation numbers (and of the document within one),
 so the answer's citations come in the order of first use.
@@ -160,14 +161,22 @@ def _answer_part(
         if any(map(preferred, candidates)):
             candidates = [candidate for candidate in candidates if preferred(candidate)]
     candidates.sort(key=lambda candidate: (-candidate.pick.score, candidate.pick.position))
+    return _choose(part, candidates, by_item=by_item)
+
+
+def _choose(part: Part, candidates: Sequence[_Candidate], *, by_item: bool) -> list[Pick]:
+    """The part's answer among its candidates, best first: one per compared file, or the best
+    sentence with those saying the same of another thing or more of the same thing."""
     if not candidates:
         return []
-    best, lead = candidates[0].pick, candidates[0]
-    floor = 0.0 if by_item else RELATIVE_CUTOFF * best.score
-    compared = _one_per_item(candidates, floor=floor) if part.comparative else []
-    if len(compared) > 1:
-        return compared
-    # One thing compared with itself ("the cost compared to the plan") is looked up like any part.
+    lead = candidates[0]
+    best = lead.pick
+    if part.comparative:
+        # Every compared file's figure; one thing compared with itself ("the cost compared to the
+        # plan") is looked up like any part.
+        compared = _one_per_item(candidates, floor=0.0 if by_item else RELATIVE_CUTOFF * best.score)
+        if len(compared) > 1:
+            return compared
     picks = [best]
     covered = set(best.matched)
     for candidate in candidates[1:]:
