@@ -157,3 +157,14 @@ def test_a_forms_title_line_is_the_context_of_its_fields():
     response = ask("What was the nonemployee compensation on the 2024 1099-NEC?", [FORM_2023, FORM_2024])
 
     assert response.text == "Box 1 Nonemployee compensation: 2,430.00 [1]."
+
+
+POTTERY = source(1, "classes/pottery.md", "# Pottery evenings\n\nSix sessions of two hours each. The price is 240 EUR.")
+DRAWING = source(2, "classes/drawing.md", "# Drawing weekend\n\nTwo days of five hours. The price is 180 EUR.")
+RENT = source(3, "finance/rent.md", "# Rent\n\nThe studio rent is 1,950 EUR a month.")
+
+
+def test_a_comparison_of_two_named_things_answers_from_each():
+    response = ask("Which costs more, the pottery evenings or the drawing weekend?", [POTTERY, RENT, DRAWING])
+
+    assert response.text == "The price is 240 EUR [1]. The price is 180 EUR [2]."
