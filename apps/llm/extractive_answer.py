@@ -240,7 +240,7 @@ def _units(passages: Sequence[Passage]) -> list[_Unit]:
             if key in seen:
                 continue  # the same sentence in two passages (overlapping chunks) is quoted once
             seen.add(key)
-            own = frozenset(terms(sentence.text))
+            own = frozenset(terms(sentence.text)) | sentence.about
             units.append(
                 _Unit(
                     passage,

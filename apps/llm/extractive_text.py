@@ -63,6 +63,7 @@ class Passage:
 class _Sentence:
     text: str
     inherited: frozenset[str]  # terms of the headings above it
+    about: frozenset[str] = frozenset()  # terms of the form it is a field of: as good as its own
 
 
 def terms(text: str) -> list[str]:
@@ -99,19 +100,19 @@ def content_sentences(passage: Passage) -> list[_Sentence]:
     sentences: list[_Sentence] = []
     for paragraph in re.split(r"\n\s*\n", passage.text):
         lines = [line.strip() for line in paragraph.strip().splitlines() if line.strip()]
-        # A title is a paragraph of its own, or the first line of a list of fields (a form's name
-        # above its boxes: "Form W-2 Wage and Tax Statement 2024", then "Box 1 Wages: ...").
-        while lines and _is_heading(
-            lines[0], alone=len(lines) == 1 or (is_field_list(lines[1:]) and not is_field_list(lines[:1]))
-        ):
+        while lines and _is_heading(lines[0], alone=len(lines) == 1):
             marker = _MARKDOWN_HEADING.match(lines[0])
             level = len(marker.group(1)) if marker else max(1, len(path))
             path = [*path[: level - 1], marker.group(2) if marker else lines[0]]
             lines = lines[1:]
         inherited = base | frozenset(terms(" ".join(path)))
+        # A form's name above its fields ("Form W-2 Wage and Tax Statement 2024", then "Box 1
+        # Wages: 82,150.00") is what each field is about, as much as the field's own words.
+        form = len(lines) > 1 and _is_heading(lines[0], alone=True) and is_field_list(lines[1:])
+        about = frozenset(terms(lines.pop(0))) if form else frozenset()
         for block in blocks(lines):
             told = [_shorten(_LIST_MARKER.sub("", block.text))] if block.told else split_sentences(block.text)
-            sentences.extend(_Sentence(sentence, inherited) for sentence in told)
+            sentences.extend(_Sentence(sentence, inherited, about) for sentence in told)
     return sentences
 
 
