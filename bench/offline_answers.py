@@ -39,7 +39,6 @@ FOLDERS = {
 NOT_FOUND = re.compile(r"found nothing|could not find|nothing (?:in this folder )?(?:about|on)\b", re.IGNORECASE)
 # An answer's cited sentences: text up to a closing punctuation that follows one or more [n].
 CITED_SENTENCE = re.compile(r"[^\[]*?((?:\[\d+(?:,\s*\d+)*\]\s*)+)[.!?…]?")
-_BASELINE_MODULES = ("extractive_text", "extractive_agent", "extractive")
 
 Answerer = Callable[[str, Sequence[object]], str]
 
@@ -70,17 +69,31 @@ class Score:
 
 
 def baseline_provider(commit: str) -> type:
-    """The extractive provider as it was at `commit`, imported from git under other module names."""
-    for name in _BASELINE_MODULES:
+    """The extractive provider as it was at `commit`: every `apps/llm/extractive*.py` of that commit
+    imported under a `baseline_` name, their imports of one another rewritten to match."""
+    listing = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, "apps/llm/"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    names = {Path(path).stem for path in listing.split() if re.fullmatch(r"apps/llm/extractive\w*\.py", path)}
+    imports = re.compile(r"\bapps\.llm\.(extractive\w*)\b")
+
+    def load(name: str) -> types.ModuleType:
+        if f"baseline_{name}" in sys.modules:
+            return sys.modules[f"baseline_{name}"]
         source = subprocess.run(
             ["git", "show", f"{commit}:apps/llm/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True
         ).stdout
-        for other in _BASELINE_MODULES:
-            source = source.replace(f"apps.llm.{other} ", f"baseline_{other} ")
+        for needed in sorted(set(imports.findall(source)) & names):
+            load(needed)  # what it imports first, so its `from baseline_x import ...` finds them
         module = types.ModuleType(f"baseline_{name}")
         sys.modules[module.__name__] = module
-        exec(compile(source, f"{commit}:apps/llm/{name}.py", "exec"), module.__dict__)  # noqa: S102
-    return sys.modules["baseline_extractive"].ExtractiveProvider
+        rewritten = imports.sub(
+            lambda match: f"baseline_{match.group(1)}" if match.group(1) in names else match.group(0), source
+        )
+        exec(compile(rewritten, f"{commit}:apps/llm/{name}.py", "exec"), module.__dict__)  # noqa: S102
+        return module
+
+    return load("extractive").ExtractiveProvider
 
 
 def answerer(provider_class: type) -> Answerer:
