@@ -12,7 +12,7 @@ sources, the user prompt) of two answerers in the same run: the baseline, loaded
 - factless: cited sentences per answer holding none of the question's expected facts;
 - ordered: answers whose citations are numbered in ascending order of first use.
 
-    .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all]
+    .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all] [--only TEXT]
 """
 
 from __future__ import annotations
