@@ -1,7 +1,8 @@
 """The default offline provider: deterministic, no network, same protocol as the real ones.
 
-Without tools it answers the last user prompt (see `sources.build_user_prompt`) with the sentences of
-its sources that best match the question, each cited `[n]`. With tools it plays the agent: search,
+Without tools it answers the last user prompt (see `sources.build_user_prompt`) part by part with
+the sentences of its sources that answer each part, each cited `[n]` and quoted in citation order,
+then names any part nothing answers (see `extractive_answer`). With tools it plays the agent: search,
 rewrite when the results are weak, read the top documents, then answer from everything gathered,
 numbering the sources in the order gathered and returning them in `citation_sources`. System prompt,
 max_tokens and temperature mean nothing here and are ignored.
@@ -15,7 +16,8 @@ from typing import Any
 
 from apps.llm.base import stream_text
 from apps.llm.extractive_agent import gathered_sources, next_calls, read_turn
-from apps.llm.extractive_text import Passage, cite, pick_sentences, terms
+from apps.llm.extractive_answer import answer, cite, not_found
+from apps.llm.extractive_text import Passage, terms
 from apps.llm.sources import extract_citations
 from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, ToolSpec, Usage
 
@@ -49,19 +51,20 @@ class ExtractiveProvider:
                 model=self.model,
             )
         sources = gathered_sources(turn)
-        picks = pick_sentences(
+        found = answer(
             question=turn.question,
             passages=[
                 Passage(
                     n=source.n,
                     text=source.text,
-                    heading=f"{_title(source.file_name)} {source.location}",
+                    heading=f"{_folders(source.path)} {_title(source.file_name)} {source.location}",
                     item=source.path or source.file_name,
                 )
                 for source in sources
             ],
         )
-        text = " ".join(cite(pick) for pick in picks) if picks else NOTHING_RELEVANT
+        sentences = [cite(pick) for pick in found.picks] + [not_found(part) for part in found.missing]
+        text = " ".join(sentences) if found.picks else NOTHING_RELEVANT
         if on_text is not None:
             stream_text(text, on_text)
         cited = set(extract_citations(text))
@@ -87,6 +90,11 @@ def rewrite_query_offline(*, original_query: str, feedback: str) -> str:
 def _title(file_name: str) -> str:
     """A file name as words: "Q3-2024_report.md" -> "Q3 2024 report"."""
     return re.sub(r"[-_.]+", " ", file_name.rsplit(".", 1)[0])
+
+
+def _folders(path: str) -> str:
+    """A file's folders as words: "trips/2025/kyoto.md" -> "trips 2025", so "the trips" finds it."""
+    return " ".join(path.split("/")[:-1])
 
 
 def _approx_tokens(*texts: str) -> int:

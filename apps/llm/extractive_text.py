@@ -1,31 +1,26 @@
-"""Sentence selection for the extractive provider: which sentences of the passages answer a question.
+"""The extractive provider's reading of text: terms, sentences, and which sentences are content.
 
-Term overlap weighted by IDF over the passages at hand, with stopwords dropped and a light stemmer so
-"boils" meets "boiling". Deterministic: ties fall back to passage order, then sentence order.
-
-Answers come from content, never from headings: a heading (a markdown `#` line, or a short line with
-no closing punctuation that starts a paragraph) is not a candidate, but its terms, like those of the
-passage's heading path and file name, count for every sentence under it, at half weight. So "the Q3
-report" finds "revenue reached 4.2 million" under "# Q3 2024 Report". A comparison takes the best
-content sentence of each compared file.
+Terms drop stopwords and go through a light stemmer so "boils" meets "boiling". Answers come from
+content, never from headings: a heading (a markdown `#` line, a sheet name, or a short line with no
+closing punctuation that starts a paragraph) is not a candidate, but its terms, like those of the
+passage's heading path and file name, are inherited by every sentence under it. So "the Q3 report"
+finds "revenue reached 4.2 million" under "# Q3 2024 Report". Table rows and field lists are told
+as sentences by `extractive_rows`; `extractive_answer` chooses among the sentences.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
+
+from apps.llm.extractive_rows import blocks, is_field_list, row_pairs
 
 # What a passage must share with the question to count as relevant: 30% of its terms, and at least
 # two once the question has three or more. Less, and a passage sharing one word like "price" with
 # "the price of a cappuccino in Rome" would be passed off as an answer.
 MIN_COVERAGE = 0.3
 MIN_MATCHES = 2
-MAX_SENTENCES = 4
-MIN_SENTENCES = 2
-# A sentence scoring under this fraction of the best one adds noise, not support.
-RELATIVE_CUTOFF = 0.5
 MAX_SENTENCE_CHARS = 400
 
 _STOPWORD_TEXT = """
@@ -39,6 +34,7 @@ _STOPWORD_TEXT = """
     must shall may might
     please tell show find give know want need get got say said anything something thing things much many
     file files document documents folder folders doc docs
+    still already yet ever currently actually exactly
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _ABBREVIATION_TEXT = """
@@ -47,19 +43,12 @@ _ABBREVIATION_TEXT = """
 """
 _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
 
-
-# Inherited (heading, file name) terms count this much of a term the sentence itself contains.
-INHERITED_WEIGHT = 0.5
-# Figures are what a comparison compares: of a compared file's sentences, one with a figure wins.
-COMPARISON_FIGURE_BONUS = 0.5
 HEADING_MAX_WORDS = 12
-_FIGURE = re.compile(
-    r"\d|\b(?:hundred|thousand|million|billion|percent|half|quarter|one|two|three|four|five|six|seven|eight|"
-    r"nine|ten|eleven|twelve|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b",
-    re.IGNORECASE,
-)
-_COMPARISON = re.compile(r"\b(?:compar\w*|versus|vs\.?|differ\w*|between)\b", re.IGNORECASE)
 _MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# A spreadsheet's name above its rows, as the xlsx parser writes it: context, like a heading.
+_SHEET = re.compile(r"^Sheet:\s")
+# A list item's marker (and a task list's box) is layout, not part of the sentence quoted.
+_LIST_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
 
 @dataclass(frozen=True)
@@ -74,14 +63,7 @@ class Passage:
 class _Sentence:
     text: str
     inherited: frozenset[str]  # terms of the headings above it
-
-
-@dataclass(frozen=True)
-class Pick:
-    n: int
-    sentence: str
-    score: float
-    matched: frozenset[str]  # the question's terms this sentence contains
+    about: frozenset[str] = frozenset()  # terms of the form it is a field of: as good as its own
 
 
 def terms(text: str) -> list[str]:
@@ -91,7 +73,7 @@ def terms(text: str) -> list[str]:
 def is_relevant(*, question: str, text: str) -> bool:
     """Whether `text` holds enough of the question's terms to be worth answering from."""
     question_terms = set(terms(question))
-    return bool(question_terms) and _covers(question_terms, set(terms(text)))
+    return bool(question_terms) and covers(question_terms, set(terms(text)))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -105,7 +87,7 @@ def split_sentences(text: str) -> list[str]:
             else:
                 pieces.append(piece)
         for piece in pieces:
-            sentence = " ".join(piece.split())
+            sentence = _LIST_MARKER.sub("", " ".join(piece.split()))
             if len(sentence.split()) >= 2:
                 sentences.append(_shorten(sentence))
     return sentences
@@ -124,92 +106,27 @@ def content_sentences(passage: Passage) -> list[_Sentence]:
             path = [*path[: level - 1], marker.group(2) if marker else lines[0]]
             lines = lines[1:]
         inherited = base | frozenset(terms(" ".join(path)))
-        sentences.extend(_Sentence(sentence, inherited) for sentence in split_sentences("\n".join(lines)))
+        # A form's name above its fields ("Form W-2 Wage and Tax Statement 2024", then "Box 1
+        # Wages: 82,150.00") is what each field is about, as much as the field's own words.
+        form = len(lines) > 1 and _is_heading(lines[0], alone=True) and is_field_list(lines[1:])
+        about = frozenset(terms(lines.pop(0))) if form else frozenset()
+        for block in blocks(lines):
+            told = [_shorten(_LIST_MARKER.sub("", block.text))] if block.told else split_sentences(block.text)
+            sentences.extend(_Sentence(sentence, inherited, about) for sentence in told)
     return sentences
 
 
 def _is_heading(line: str, *, alone: bool) -> bool:
-    if _MARKDOWN_HEADING.match(line):
+    if _MARKDOWN_HEADING.match(line) or _SHEET.match(line):
         return True
-    # A title line: short, not a sentence, and a paragraph of its own (or the first line of one).
+    # A title line: short, not a sentence, standing alone, and not a field or row ("rating: 4").
     words = line.split()
-    return alone and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
+    return alone and not row_pairs(line) and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
 
 
-def pick_sentences(*, question: str, passages: Sequence[Passage]) -> list[Pick]:
-    """Up to four sentences answering `question`, best first; empty when nothing is relevant.
-
-    Relevance is judged per passage, since one sentence rarely repeats a long question's terms; the
-    best sentence of a relevant passage leads. Others join when they come from a relevant passage
-    and score close to it (or make up the second sentence), or, from any passage, when they cover
-    a part of the question nothing picked so far covers: "the tax withheld, and the rent?" takes
-    one of each.
-    """
-    question_terms = set(terms(question))
-    if not question_terms or not passages:
-        return []
-    comparison = bool(_COMPARISON.search(question))
-    sections = [content_sentences(passage) for passage in passages]
-    passage_terms = [set(terms(passage.text)) | set(terms(passage.heading)) for passage in passages]
-    idf = {term: _idf(term, passage_terms) for term in question_terms}
-    scored: list[tuple[tuple[float, int, int], bool, str, Pick]] = []
-    seen: set[str] = set()
-    for order, (passage, found, sentences) in enumerate(zip(passages, passage_terms, sections, strict=True)):
-        relevant = _covers(question_terms, found)
-        for position, sentence in enumerate(sentences):
-            own = frozenset(question_terms & set(terms(sentence.text)))
-            inherited = frozenset(question_terms & sentence.inherited) - own
-            if not (own or inherited) or sentence.text.lower() in seen:
-                continue
-            seen.add(sentence.text.lower())
-            score = sum(idf[term] for term in own) + INHERITED_WEIGHT * sum(idf[term] for term in inherited)
-            if comparison and _FIGURE.search(sentence.text):
-                score += COMPARISON_FIGURE_BONUS
-            pick = Pick(passage.n, sentence.text, score, own | inherited)
-            scored.append(((-score, order, position), relevant, passage.item or str(passage.n), pick))
-    ranked = [(relevant, item, pick) for _, relevant, item, pick in sorted(scored, key=lambda entry: entry[0])]
-    lead = next((pick for relevant, _, pick in ranked if relevant), None)
-    if lead is None:
-        return []
-    if comparison:
-        return _one_per_item(ranked)
-    picks = [lead]
-    covered = set(lead.matched)
-    for relevant, _, pick in ranked:
-        if len(picks) == MAX_SENTENCES:
-            break
-        close = relevant and (len(picks) < MIN_SENTENCES or pick.score >= RELATIVE_CUTOFF * lead.score)
-        if pick is not lead and (close or not pick.matched <= covered):
-            picks.append(pick)
-            covered |= pick.matched
-    return picks
-
-
-def _one_per_item(ranked: Sequence[tuple[bool, str, Pick]]) -> list[Pick]:
-    """The best content sentence of each relevant item (file), best item first."""
-    best: dict[str, Pick] = {}
-    for relevant, item, pick in ranked:
-        if relevant and item not in best:
-            best[item] = pick
-    return list(best.values())[:MAX_SENTENCES]
-
-
-def cite(pick: Pick) -> str:
-    """The sentence with its `[n]` placed before the closing punctuation."""
-    body = pick.sentence.rstrip(".!?…")
-    return f"{body.rstrip()} [{pick.n}]{pick.sentence[len(body) :] or '.'}"
-
-
-def _covers(question_terms: set[str], found: set[str]) -> bool:
+def covers(question_terms: set[str], found: set[str]) -> bool:
     needed = 1 if len(question_terms) <= 2 else max(MIN_MATCHES, math.ceil(MIN_COVERAGE * len(question_terms)))
     return len(question_terms & found) >= needed
-
-
-def _idf(term: str, passage_terms: Sequence[set[str]]) -> float:
-    # BM25's smoothed IDF: always positive, so a term every passage shares still counts a little.
-    total = len(passage_terms)
-    frequency = sum(term in found for found in passage_terms)
-    return math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
 
 
 def _stem(word: str) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from apps.llm.extractive import ExtractiveProvider
-from apps.llm.extractive_text import Passage, content_sentences, pick_sentences
+from apps.llm.extractive_answer import answer
+from apps.llm.extractive_text import Passage, content_sentences
 from apps.llm.sources import ParsedSource, build_user_prompt, extract_citations, format_sources
 from apps.llm.types import LLMResponse, Message
 
@@ -78,7 +79,7 @@ def test_a_heading_alone_is_never_an_answer():
     only_titles = Passage(n=1, text="# Annual Budget 2025\n\nBudget Overview", heading="budget.md")
 
     assert content_sentences(only_titles) == []
-    assert pick_sentences(question="What is the 2025 budget?", passages=[only_titles]) == []
+    assert answer(question="What is the 2025 budget?", passages=[only_titles]).picks == ()
 
 
 def test_headings_are_told_from_short_sentences():

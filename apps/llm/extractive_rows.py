@@ -1,0 +1,119 @@
+"""Table rows and field lists as sentences the offline answerer can quote.
+
+The parsers render a CSV/xlsx row as `title: Piranesi | author: Susanna Clarke | rating: 4` under a
+`Columns: ...` line, and JSON as `contacts[1].name: Maria Okafor` lines. Quoted raw, a table chunk
+is one run-on "sentence" of every row. Here each row (or each JSON object's consecutive fields)
+becomes one sentence naming its columns, "For title Piranesi, the author is Susanna Clarke and the
+rating is 4.", and each `label: value` line of a field list (a W-2, an invoice header) a sentence
+of its own instead of being run together with its neighbours.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+# A `label: value` line: a short label without sentence punctuation, then a value.
+# A dot inside a label is a JSON path's (`contacts[1].name`), not a full stop.
+_FIELD = re.compile(r"^((?:[^:|.!?]|\.(?=\S)){1,60}?):\s+(\S.*)$")
+# Lines the parsers write above rows: a header names the columns every row repeats, so it says
+# nothing of its own; a sheet name is context, kept as a heading by the caller.
+_COLUMNS = re.compile(r"^Columns:\s")
+_ROW_SEPARATOR = " | "
+# JSON keys as the parser flattens them: `contacts[1].name` is field `name` of record `contacts[1]`.
+_JSON_KEY = re.compile(r"^(.*[\].])([^\].\[]+)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    told: bool  # already one sentence (a row or a field); otherwise prose still to be split
+
+
+def is_field_list(lines: Sequence[str]) -> bool:
+    """Whether these lines are `label: value` fields (two or more), or one table row."""
+    return sum(bool(_FIELD.match(line)) for line in lines) >= 2 or any(len(row_pairs(line)) >= 2 for line in lines)
+
+
+def blocks(lines: Sequence[str]) -> Iterator[Block]:
+    """A paragraph's lines as told records and runs of prose, in order."""
+    fields = sum(bool(_FIELD.match(line)) for line in lines)
+    prose: list[str] = []
+    record: list[tuple[str, str]] = []
+    record_key = ""
+
+    def flush_prose() -> Iterator[Block]:
+        if prose:
+            yield Block("\n".join(prose), told=False)
+            prose.clear()
+
+    def flush_record() -> Iterator[Block]:
+        if record:
+            yield Block(record_sentence(record), told=True)
+            record.clear()
+
+    for line in lines:
+        pairs = row_pairs(line)
+        json_key = _JSON_KEY.match(pairs[0][0]) if len(pairs) == 1 else None
+        if _COLUMNS.match(line):
+            yield from flush_record()
+            yield from flush_prose()
+        elif len(pairs) >= 2:
+            yield from flush_record()
+            yield from flush_prose()
+            yield Block(record_sentence(pairs), told=True)
+        elif json_key:
+            yield from flush_prose()
+            if json_key.group(1) != record_key:
+                yield from flush_record()
+                record_key = json_key.group(1)
+            record.append((json_key.group(2), pairs[0][1]))
+        elif pairs and fields >= 2:
+            # One field of a list of them: it stands alone rather than running into the next line.
+            yield from flush_record()
+            yield from flush_prose()
+            yield Block(_as_sentence(line.strip()), told=True)
+        else:
+            yield from flush_record()
+            prose.append(line)
+    yield from flush_record()
+    yield from flush_prose()
+
+
+def row_pairs(line: str) -> list[tuple[str, str]]:
+    """`key: value` pairs of a row line (`a: 1 | b: 2`) or of a single field line; [] for prose."""
+    pieces = line.strip().split(_ROW_SEPARATOR)
+    matches = [_FIELD.match(piece.strip()) for piece in pieces]
+    if not all(matches):
+        return []
+    return [(match.group(1).strip(), match.group(2).strip()) for match in matches if match]
+
+
+def record_sentence(pairs: Sequence[tuple[str, str]]) -> str:
+    """`[(title, Piranesi), (rating, 4)]` -> "For title Piranesi, the rating is 4."."""
+    (key, value), rest = pairs[0], pairs[1:]
+    if not rest:
+        return f"The {_column(key)} {_verb(key)} {_value(value)}."
+    told = [f"the {_column(name)} {_verb(name)} {_value(cell)}" for name, cell in rest]
+    listed = told[0] if len(told) == 1 else ", ".join(told[:-1]) + " and " + told[-1]
+    return f"For {_column(key)} {_value(value)}, {listed}."
+
+
+def _column(name: str) -> str:
+    return " ".join(re.sub(r"[_\-]+", " ", name).split()).lower()
+
+
+def _verb(name: str) -> str:
+    # "the notes are", "the status is": a plural column name reads wrong with "is".
+    last = _column(name).rsplit(" ", 1)[-1]
+    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "is"
+
+
+def _value(value: str) -> str:
+    # The sentence adds its own full stop; a cell's own would make two.
+    return value.rstrip(" .")
+
+
+def _as_sentence(line: str) -> str:
+    return line if re.search(r"[.!?…]$", line) else f"{line}."

@@ -1,0 +1,196 @@
+"""What the offline (extractive) answerer says, against the facts a right answer holds.
+
+Indexes `sample_folder/` and the two folders under `bench/answer_folders/` (home: tuning, studio:
+held out) with the real local embedder into a scratch database, then asks every question of
+`offline_answers_questions.py` the way standard mode does (hybrid `chunk_search`, numbered
+sources, the user prompt) of two answerers in the same run: the baseline, loaded from git at
+`--baseline` (default: the commit before this work), and the working tree's. Per answerer and set:
+
+- facts found: expected facts (or a "not found" notice for a part the folder does not hold) stated;
+- facts wrong: a figure of the neighbouring row, year or file stated instead;
+- unrelated: cited sentences per answer whose source is not among the files bearing on the question;
+- factless: cited sentences per answer holding none of the question's expected facts;
+- ordered: answers whose citations are numbered in ascending order of first use.
+
+    .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all] [--only TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from offline_answers_questions import MISSING, QUESTIONS, Question
+from scratch import ROOT, scratch_services
+
+BASELINE = "4a3688b"
+FOLDERS = {
+    "sample": ROOT / "sample_folder",
+    "home": ROOT / "bench" / "answer_folders" / "home",
+    "studio": ROOT / "bench" / "answer_folders" / "studio",
+}
+# How either answerer says a part of the question is not in the folder.
+NOT_FOUND = re.compile(r"found nothing|could not find|nothing (?:in this folder )?(?:about|on)\b", re.IGNORECASE)
+# An answer's cited sentences: text up to a closing punctuation that follows one or more [n].
+CITED_SENTENCE = re.compile(r"[^\[]*?((?:\[\d+(?:,\s*\d+)*\]\s*)+)[.!?…]?")
+
+Answerer = Callable[[str, Sequence[object]], str]
+
+
+@dataclass
+class Score:
+    questions: int = 0
+    facts: int = 0
+    found: int = 0
+    wrong: int = 0
+    unrelated: int = 0
+    factless: int = 0
+    ordered: int = 0
+
+    def add(self, other: Score) -> None:
+        for name in vars(self):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def cells(self) -> list[str]:
+        per = max(1, self.questions)
+        return [
+            f"{self.found}/{self.facts}",
+            str(self.wrong),
+            f"{self.unrelated / per:.2f}",
+            f"{self.factless / per:.2f}",
+            f"{self.ordered}/{self.questions}",
+        ]
+
+
+def baseline_provider(commit: str) -> type:
+    """The extractive provider as it was at `commit`: every `apps/llm/extractive*.py` of that commit
+    imported under a `baseline_` name, their imports of one another rewritten to match."""
+    listing = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, "apps/llm/"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    names = {Path(path).stem for path in listing.split() if re.fullmatch(r"apps/llm/extractive\w*\.py", path)}
+    imports = re.compile(r"\bapps\.llm\.(extractive\w*)\b")
+
+    def load(name: str) -> types.ModuleType:
+        if f"baseline_{name}" in sys.modules:
+            return sys.modules[f"baseline_{name}"]
+        source = subprocess.run(
+            ["git", "show", f"{commit}:apps/llm/{name}.py"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout
+        for needed in sorted(set(imports.findall(source)) & names):
+            load(needed)  # what it imports first, so its `from baseline_x import ...` finds them
+        module = types.ModuleType(f"baseline_{name}")
+        sys.modules[module.__name__] = module
+        rewritten = imports.sub(
+            lambda match: f"baseline_{match.group(1)}" if match.group(1) in names else match.group(0), source
+        )
+        exec(compile(rewritten, f"{commit}:apps/llm/{name}.py", "exec"), module.__dict__)  # noqa: S102
+        return module
+
+    return load("extractive").ExtractiveProvider
+
+
+def answerer(provider_class: type) -> Answerer:
+    from apps.chat.prompts import standard_messages
+
+    def answer(question: str, sources: Sequence[object]) -> str:
+        messages = standard_messages(history=[], question=question, sources=sources)  # type: ignore[arg-type]
+        return str(provider_class().complete(messages=messages).text)
+
+    return answer
+
+
+def indexed(name: str, root: Path) -> int:
+    from django.contrib.auth import get_user_model
+
+    from apps.library.indexing import folder_index
+    from apps.library.models import Folder
+    from apps.search.services import folder_lexeme_stats_refresh
+
+    owner, _ = get_user_model().objects.get_or_create(username="bench-answers")
+    folder = Folder.objects.create(owner=owner, source="local", external_id=str(root.resolve()), name=name)
+    folder_index(folder_id=folder.pk, inline=True)
+    folder_lexeme_stats_refresh(folder_id=folder.pk)
+    return folder.pk
+
+
+def has_fact(answer: str, alternatives: tuple[str, ...]) -> bool:
+    if alternatives == MISSING:
+        return bool(NOT_FOUND.search(answer))
+    return any(re.search(rf"(?<![\w,.]){re.escape(fact)}(?!\w)", answer, re.IGNORECASE) for fact in alternatives)
+
+
+def score(question: Question, answer: str, paths: dict[int, str]) -> Score:
+    result = Score(questions=1, facts=len(question.facts))
+    result.found = sum(has_fact(answer, fact) for fact in question.facts)
+    result.wrong = sum(has_fact(answer, (fact,)) for fact in question.wrong)
+    first_use: list[int] = []
+    for match in CITED_SENTENCE.finditer(answer):
+        numbers = [int(n) for n in re.findall(r"\d+", match.group(1))]
+        first_use += [n for n in numbers if n not in first_use]
+        if not any(paths.get(n) in question.files for n in numbers):
+            result.unrelated += 1
+        if not any(has_fact(match.group(0), fact) for fact in question.facts if fact != MISSING):
+            result.factless += 1
+    result.ordered = int(first_use == sorted(first_use))
+    return result
+
+
+def run(answerers: dict[str, Answerer], *, show: str | None, only: str) -> dict[tuple[str, str], Score]:
+    from django.conf import settings
+
+    from apps.chat.prompts import numbered_sources
+    from apps.embeddings.providers import get_embedder
+    from apps.search.selectors import chunk_search
+
+    folder_ids = {name: indexed(name, root) for name, root in FOLDERS.items()}
+    get_embedder().embed_query("warm up")
+    totals: dict[tuple[str, str], Score] = {}
+    for question in [question for question in QUESTIONS if only in question.text]:
+        hits = chunk_search(folder_id=folder_ids[question.folder], query=question.text, k=settings.CHAT_SEARCH_K)
+        sources = numbered_sources(hits)
+        paths = {source.n: source.path for source in sources}
+        split = "held out" if question.held_out else "tuning"
+        for label, answer_with in answerers.items():
+            answer = answer_with(question.text, sources)
+            figures = score(question, answer, paths)
+            totals.setdefault((label, split), Score()).add(figures)
+            if show in (split, "all"):
+                print(f"\n[{label} | {split} | {question.folder}] {question.text}\n  {answer}\n  -> {figures}")
+        if show in (split, "all"):
+            print("  sources: " + "; ".join(f"[{source.n}] {source.path} {source.location}" for source in sources))
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline", default=BASELINE, help="commit whose answerer is the 'before' column")
+    parser.add_argument("--only", default="", help="ask only the questions containing this text")
+    parser.add_argument("--show", choices=["tuning", "held out", "all"], help="print these answers with their scores")
+    args = parser.parse_args()
+    with scratch_services("bench_offline_answers", EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"):
+        from apps.llm.extractive import ExtractiveProvider
+
+        labels = {
+            f"before ({args.baseline})": baseline_provider(args.baseline),
+            "after (working tree)": ExtractiveProvider,
+        }
+        answerers = {label: answerer(provider) for label, provider in labels.items()}
+        totals = run(answerers, show=args.show, only=args.only)
+    header = ["set", "answerer", "facts found", "facts wrong", "unrelated/answer", "factless/answer", "ordered"]
+    print("\n" + " | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for split in ("tuning", "held out"):
+        for label in labels:
+            figures = totals.get((label, split), Score())
+            print(" | ".join([f"{split} ({figures.questions} q)", label, *figures.cells()]))
+
+
+if __name__ == "__main__":
+    main()
