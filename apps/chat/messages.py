@@ -59,6 +59,7 @@ def run_steps(tool_calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "duration_ms": call.get("duration_ms"),
             "iteration": call.get("iteration"),
             **({"reasoning": call["reasoning"]} if call.get("reasoning") else {}),
+            **({"sources": call["sources"]} if call.get("sources") else {}),
         }
         for call in tool_calls
     ]

@@ -115,6 +115,8 @@ class ToolExecutor:
         summary = clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
         status = "error" if output.is_error else "complete"
         tool_input = clip_input(call.arguments)
+        # The passages it found, each a link to its document page (kept, so a reload shows them too).
+        sources = step_sources(payload)
         self.records.append(
             {
                 "id": call.id,
@@ -126,6 +128,7 @@ class ToolExecutor:
                 "duration_ms": duration_ms,
                 # Kept so the saved answer shows the step as its `tool_call` event did.
                 **({"reasoning": reasoning} if reasoning else {}),
+                **({"sources": sources} if sources else {}),
             }
         )
         self.events.emit(
@@ -138,8 +141,7 @@ class ToolExecutor:
                 "status": status,
                 "duration_ms": duration_ms,
                 "iteration": iteration,
-                # The passages it found, each a link to its document page.
-                "sources": step_sources(payload),
+                "sources": sources,
             },
         )
         content = json.dumps(payload, ensure_ascii=False, default=json_value)
