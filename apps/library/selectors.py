@@ -11,7 +11,8 @@ from typing import Any
 
 import redis
 from django.db import connection
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.functions import Upper
 
 from apps.core.events import folder_channel, last_event_id
 from apps.library.models import Chunk, File, FileStatus, Folder
@@ -73,13 +74,52 @@ def folder_files_in_progress(*, folder_id: int, limit: int = 20) -> list[tuple[s
     return list(rows.values_list("path", "index_started_at")[:limit])
 
 
-def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | None = None) -> QuerySet[File]:
-    files = File.objects.filter(folder=folder).order_by("path")
+# What a file list may be sorted by (API name: column); each with the path then the id after it,
+# so that pages never repeat or skip a row of equal keys.
+FILE_ORDERINGS = {
+    "path": "path",
+    "name": "name_upper",
+    "type": "mime_type",
+    "size": "size",
+    "modified": "modified_time",
+    "status": "status",
+    "chunks": "chunk_count",
+}
+
+
+def file_list(
+    *,
+    folder: Folder,
+    status: str | None = None,
+    path_prefix: str | None = None,
+    file_type: str | None = None,
+    name: str | None = None,
+    ordering: str = "path",
+) -> QuerySet[File]:
+    """The folder's files, filtered: `file_type` as `file_type_q` reads it, `name` a part of the
+    file name (any case); sorted by a key of FILE_ORDERINGS, "-" in front for descending."""
+    # Names compare in upper case, as `icontains` and `iendswith` do: the (folder, UPPER(name))
+    # index then serves the name filter, the type filter by extension and the sort by name.
+    files = File.objects.filter(folder=folder).alias(name_upper=Upper("name"))
     if status:
         files = files.filter(status=status)
     if path_prefix:
         files = files.filter(path__startswith=path_prefix)
-    return files.defer("embedding", "search_vector")
+    if file_type:
+        files = files.filter(file_type_q(file_type))
+    if name:
+        files = files.filter(name__icontains=name)
+    descending = ordering.startswith("-")
+    column = FILE_ORDERINGS[ordering.lstrip("-")]
+    ties = ["path", "id"] if column != "path" else ["id"]
+    if descending:
+        # A file without a modification time sorts last either way (PostgreSQL puts NULLs first
+        # in DESC); the index of migration 0010 is in this order, so the first page reads 50 rows.
+        nulls_last = True if column == "modified_time" else None
+        order = [F(column).desc(nulls_last=nulls_last), *(F(key).desc() for key in ties)]
+    else:
+        order = [F(column).asc(), *(F(key).asc() for key in ties)]
+    return files.order_by(*order).defer(*_FILE_FIELDS_UNUSED)
 
 
 # -- one folder's files (agents, inbox, organize) -----------------------------------------------
