@@ -255,3 +255,9 @@ def file_blocks(*, folder_id: int, file_id: int, limit: int) -> list[Block]:
 def file_chunk_texts(*, file_id: int) -> list[str]:
     """The file's indexed text, chunk by chunk in document order."""
     return list(Chunk.objects.filter(file_id=file_id).order_by("chunk_index").values_list("text", flat=True))
+
+
+def folder_file_mime_types(*, folder_id: int) -> list[str]:
+    """The MIME types the folder's files have, sorted (the search page's type filter)."""
+    types = File.objects.filter(folder_id=folder_id).exclude(mime_type="").values_list("mime_type", flat=True)
+    return sorted(set(types.distinct()))

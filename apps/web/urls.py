@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from apps.web import views
+from apps.web import library_views, views
 
 urlpatterns = [
     path(
@@ -13,4 +13,8 @@ urlpatterns = [
     path("", views.folder_list, name="web-folders"),
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
     path("inbox/", views.inbox, name="web-inbox"),
+    path("folders/<int:folder_id>/files", library_views.folder_files, name="web-folder-files"),
+    path("folders/<int:folder_id>/search", library_views.folder_search, name="web-folder-search"),
+    path("folders/<int:folder_id>/settings", library_views.folder_settings, name="web-folder-settings"),
+    path("settings/organize", library_views.organize_settings, name="web-organize-settings"),
 ]
