@@ -105,7 +105,12 @@ class File(TimestampedModel):
             # The files page's sort orders (apps/library/selectors.py `file_list`).
             models.Index(fields=["folder", "size"], name="file_folder_size"),
             models.Index(fields=["folder", "chunk_count", "path"], name="file_folder_chunks"),
-            # Name filters (UPPER(name) LIKE ...) read this index alone, not the wide rows.
+            # Paths under a directory (LIKE 'dir/%'): the database's collation is not "C", so the
+            # (folder, path) index above cannot serve a prefix; byte-wise pattern operators can.
+            models.Index(
+                fields=["folder", "path"], opclasses=["int8_ops", "varchar_pattern_ops"], name="file_folder_path_prefix"
+            ),
+            # Sorting by name in any case; name filters (UPPER(name) LIKE ...) may read it alone.
             models.Index(F("folder"), Upper("name"), name="file_folder_name_upper"),
             models.Index(F("folder"), F("modified_time").desc(nulls_last=True), name="file_folder_modified_desc"),
         ]

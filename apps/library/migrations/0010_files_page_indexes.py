@@ -1,6 +1,6 @@
-"""The files page at 100,000 files (bench/files_page.py): its sort orders (size, chunks, name, newest
-first with missing times last), and name filters that read the narrow (folder, UPPER(name)) index
-instead of the wide rows. Built CONCURRENTLY, so the migration is non-atomic and a large
+"""The files page at 100,000 files (bench/files_page.py): its sort orders (size, chunks, name in any
+case, newest first with missing times last) and its filter by directory (a path prefix, which the
+(folder, path) index cannot serve under a non-"C" collation). Built CONCURRENTLY, so the migration is non-atomic and a large
 library_file table stays writable while they build."""
 
 from django.contrib.postgres.operations import AddIndexConcurrently
@@ -23,6 +23,12 @@ class Migration(migrations.Migration):
         AddIndexConcurrently(
             model_name="file",
             index=models.Index(fields=["folder", "chunk_count", "path"], name="file_folder_chunks"),
+        ),
+        AddIndexConcurrently(
+            model_name="file",
+            index=models.Index(
+                fields=["folder", "path"], opclasses=["int8_ops", "varchar_pattern_ops"], name="file_folder_path_prefix"
+            ),
         ),
         AddIndexConcurrently(
             model_name="file",
