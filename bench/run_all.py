@@ -29,6 +29,7 @@ BENCHMARKS = [
     "sse_latency",
     "event_publish",
     "drive_sync",
+    "files_page",
     "router_latency",
     "load",
     "ocr_quality",

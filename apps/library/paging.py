@@ -23,7 +23,8 @@ class CappedCountPagination(Pagination):
     count_exact = True
 
     def get_count(self, queryset: QuerySet[Any]) -> int:  # type: ignore[override]
-        offset = self.get_offset(self.request)
+        # paginate_queryset sets the request before it counts.
+        offset = self.get_offset(self.request) if self.request is not None else 0
         bound = max(COUNT_CAP, offset + (self.limit or 0)) + 1
         counted = queryset.order_by()[:bound].count()
         self.count_exact = counted < bound
