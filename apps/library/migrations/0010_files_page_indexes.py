@@ -5,7 +5,7 @@ library_file table stays writable while they build."""
 
 from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
-from django.db.models.functions import Upper
+from django.db.models.functions import Collate, Upper
 
 
 class Migration(migrations.Migration):
@@ -22,13 +22,13 @@ class Migration(migrations.Migration):
         ),
         AddIndexConcurrently(
             model_name="file",
-            index=models.Index(fields=["folder", "chunk_count", "path"], name="file_folder_chunks"),
+            index=models.Index(
+                models.F("folder"), models.F("chunk_count"), Collate("path", "C"), name="file_folder_chunks"
+            ),
         ),
         AddIndexConcurrently(
             model_name="file",
-            index=models.Index(
-                fields=["folder", "path"], opclasses=["int8_ops", "varchar_pattern_ops"], name="file_folder_path_prefix"
-            ),
+            index=models.Index(models.F("folder"), Collate("path", "C"), name="file_folder_path_bytes"),
         ),
         AddIndexConcurrently(
             model_name="file",
