@@ -22,6 +22,7 @@ QUERIES = [
     ("newest first", {"ordering": "-modified"}),
     ("largest first", {"ordering": "-size"}),
     ("by chunks", {"ordering": "chunks"}),
+    ("by name", {"ordering": "name"}),
     ("failed", {"status": "failed"}),
     ("failed, newest first", {"status": "failed", "ordering": "-modified"}),
     ("type pdf, largest first", {"type": "pdf", "ordering": "-size"}),

@@ -98,7 +98,7 @@ def file_list(
 ) -> QuerySet[File]:
     """The folder's files, filtered: `file_type` as `file_type_q` reads it, `name` a part of the
     file name (any case); sorted by a key of FILE_ORDERINGS, "-" in front for descending."""
-    # Paths compare byte by byte (collation "C"): one index (migration 0010) then serves both the
+    # Paths compare byte by byte (collation "C"): one index (files_page_indexes) then serves both the
     # order and a directory's prefix, which LIKE can use an index for under "C" only. Names compare
     # in upper case, as `icontains` and `iendswith` do, for the same index on UPPER(name).
     files = File.objects.filter(folder=folder).alias(path_bytes=Collate("path", "C"), name_upper=Upper("name"))
@@ -115,7 +115,7 @@ def file_list(
     ties = ["path_bytes", "id"] if column != "path_bytes" else ["id"]
     if descending:
         # A file without a modification time sorts last either way (PostgreSQL puts NULLs first
-        # in DESC); the index of migration 0010 is in this order, so the first page reads 50 rows.
+        # in DESC); the files page index on modified_time is in this order: a page reads 50 rows.
         nulls_last = True if column == "modified_time" else None
         order = [F(column).desc(nulls_last=nulls_last), *(F(key).desc() for key in ties)]
     else:
