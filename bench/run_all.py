@@ -31,6 +31,7 @@ BENCHMARKS = [
     "event_publish",
     "drive_sync",
     "watcher_delay",
+    "files_page",
     "router_latency",
     "load",
     "ocr_quality",

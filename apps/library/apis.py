@@ -16,6 +16,7 @@ from apps.library import selectors, services
 from apps.library.access import FolderAction, file_access, folder_access, folders_visible
 from apps.library.exclusions import MAX_PATTERN_CHARS, ExcludePatternError, exclude_patterns_clean
 from apps.library.models import File, FileStatus, Folder, SourceKind
+from apps.library.paging import COUNT_CAP, CappedCountPagination
 
 
 class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
@@ -144,6 +145,12 @@ class FolderDetailApi(APIView):
     class FolderUpdateInputSerializer(serializers.Serializer):
         name = serializers.CharField(required=False, max_length=255)
         exclude_patterns = ExcludePatternsField()
+        sync_interval_seconds = serializers.IntegerField(
+            required=False,
+            min_value=services.SYNC_INTERVAL_MIN_SECONDS,
+            max_value=services.SYNC_INTERVAL_MAX_SECONDS,
+            help_text="How often the folder is checked for changes (beat looks every minute).",
+        )
 
     @extend_schema(responses={200: FolderDetailOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
@@ -157,7 +164,7 @@ class FolderDetailApi(APIView):
     def patch(self, request: Request, folder_id: int) -> Response:
         data = self.FolderUpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        # Renaming is the owner's; exclude patterns are an editor's.
+        # Renaming is the owner's; exclude patterns and the sync interval are an editor's.
         action = FolderAction.MANAGE if "name" in data.validated_data else FolderAction.EDIT
         folder = folder_access(user=request.user, folder_id=folder_id, action=action)
         folder = services.folder_update(folder=folder, **data.validated_data)
@@ -174,16 +181,42 @@ class FolderFilesApi(APIView):
     class FilterSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=FileStatus.choices, required=False)
         path_prefix = serializers.CharField(required=False, max_length=1024)
+        type = serializers.CharField(
+            required=False,
+            max_length=255,
+            help_text='An extension ("pdf"), a MIME type ("application/pdf") or a MIME prefix ("image/").',
+        )
+        name = serializers.CharField(required=False, max_length=255, help_text="Part of the file name, any case.")
+        ordering = serializers.ChoiceField(
+            choices=[f"{sign}{key}" for key in selectors.FILE_ORDERINGS for sign in ("", "-")],
+            required=False,
+            default="path",
+            help_text='Sort key, "-" in front for descending; ties by path.',
+        )
 
-    @extend_schema(
-        parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: paginated(FileOutputSerializer)}
-    )
+    class FilePageOutputSerializer(paginated(FileOutputSerializer)):  # type: ignore[misc]
+        count_exact = serializers.BooleanField(
+            help_text=f"False when more files match than were counted: `count` is then a lower bound "
+            f"(counting stops past {COUNT_CAP} or the requested page, whichever is further)."
+        )
+
+    @extend_schema(parameters=[FilterSerializer, *PAGINATION_PARAMETERS], responses={200: FilePageOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
         folder = folder_access(user=request.user, folder_id=folder_id)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        files = selectors.file_list(folder=folder, **filters.validated_data)
-        return paginated_response(queryset=files, serializer_class=FileOutputSerializer, request=request, view=self)
+        values = filters.validated_data
+        files = selectors.file_list(
+            folder=folder,
+            status=values.get("status"),
+            path_prefix=values.get("path_prefix"),
+            file_type=values.get("type"),
+            name=values.get("name"),
+            ordering=values["ordering"],
+        )
+        paginator = CappedCountPagination()
+        page = paginator.paginate_queryset(files, request, view=self)
+        return paginator.get_paginated_response(FileOutputSerializer(page, many=True).data)
 
 
 class FolderReindexApi(APIView):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Value
+from django.db.models import F, Value
+from django.db.models.functions import Collate, Upper
 from pgvector.django import VectorField
 
 from apps.core.models import TimestampedModel
@@ -101,6 +102,15 @@ class File(TimestampedModel):
             models.Index(fields=["folder", "path"]),
             models.Index(fields=["folder", "status"]),
             models.Index(fields=["folder", "modified_time"]),
+            # The files page's sort orders (apps/library/selectors.py `file_list`).
+            models.Index(fields=["folder", "size"], name="file_folder_size"),
+            models.Index(F("folder"), F("chunk_count"), Collate("path", "C"), name="file_folder_chunks"),
+            # The files page's order by path and its directory filter (LIKE 'dir/%'), which an index
+            # serves under collation "C" only: the database's own may be another.
+            models.Index(F("folder"), Collate("path", "C"), name="file_folder_path_bytes"),
+            # Sorting by name in any case; name filters (UPPER(name) LIKE ...) may read it alone.
+            models.Index(F("folder"), Upper("name"), name="file_folder_name_upper"),
+            models.Index(F("folder"), F("modified_time").desc(nulls_last=True), name="file_folder_modified_desc"),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 
 import redis
 from django.db import connection
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.functions import Collate, Upper
 
 from apps.core.events import folder_channel, last_event_id
 from apps.library.models import Chunk, File, FileStatus, Folder
@@ -73,13 +74,53 @@ def folder_files_in_progress(*, folder_id: int, limit: int = 20) -> list[tuple[s
     return list(rows.values_list("path", "index_started_at")[:limit])
 
 
-def file_list(*, folder: Folder, status: str | None = None, path_prefix: str | None = None) -> QuerySet[File]:
-    files = File.objects.filter(folder=folder).order_by("path")
+# What a file list may be sorted by (API name: column); each with the path then the id after it,
+# so that pages never repeat or skip a row of equal keys.
+FILE_ORDERINGS = {
+    "path": "path_bytes",
+    "name": "name_upper",
+    "type": "mime_type",
+    "size": "size",
+    "modified": "modified_time",
+    "status": "status",
+    "chunks": "chunk_count",
+}
+
+
+def file_list(
+    *,
+    folder: Folder,
+    status: str | None = None,
+    path_prefix: str | None = None,
+    file_type: str | None = None,
+    name: str | None = None,
+    ordering: str = "path",
+) -> QuerySet[File]:
+    """The folder's files, filtered: `file_type` as `file_type_q` reads it, `name` a part of the
+    file name (any case); sorted by a key of FILE_ORDERINGS, "-" in front for descending."""
+    # Paths compare byte by byte (collation "C"): one index (files_page_indexes) then serves both the
+    # order and a directory's prefix, which LIKE can use an index for under "C" only. Names compare
+    # in upper case, as `icontains` and `iendswith` do, for the same index on UPPER(name).
+    files = File.objects.filter(folder=folder).alias(path_bytes=Collate("path", "C"), name_upper=Upper("name"))
     if status:
         files = files.filter(status=status)
     if path_prefix:
-        files = files.filter(path__startswith=path_prefix)
-    return files.defer("embedding", "search_vector")
+        files = files.filter(path_bytes__startswith=path_prefix)
+    if file_type:
+        files = files.filter(file_type_q(file_type))
+    if name:
+        files = files.filter(name__icontains=name)
+    descending = ordering.startswith("-")
+    column = FILE_ORDERINGS[ordering.lstrip("-")]
+    ties = ["path_bytes", "id"] if column != "path_bytes" else ["id"]
+    if descending:
+        # A file without a modification time sorts last either way (PostgreSQL puts NULLs first
+        # in DESC); the files page index on modified_time is in this order: a page reads 50 rows.
+        nulls_last = True if column == "modified_time" else None
+        order = [F(column).desc(nulls_last=nulls_last), *(F(key).desc() for key in ties)]
+    else:
+        order = [F(column).asc(), *(F(key).asc() for key in ties)]
+    return files.order_by(*order).defer(*_FILE_FIELDS_UNUSED)
 
 
 # -- one folder's files (agents, inbox, organize) -----------------------------------------------
@@ -215,3 +256,9 @@ def file_blocks(*, folder_id: int, file_id: int, limit: int) -> list[Block]:
 def file_chunk_texts(*, file_id: int) -> list[str]:
     """The file's indexed text, chunk by chunk in document order."""
     return list(Chunk.objects.filter(file_id=file_id).order_by("chunk_index").values_list("text", flat=True))
+
+
+def folder_file_mime_types(*, folder_id: int) -> list[str]:
+    """The MIME types the folder's files have, sorted (the search page's type filter)."""
+    types = File.objects.filter(folder_id=folder_id).exclude(mime_type="").values_list("mime_type", flat=True)
+    return sorted(set(types.distinct()))

@@ -19,6 +19,11 @@ from apps.library.sources import ROOT_CHECKS, SourceAuthError, SourceError, Sour
 # One advisory lock for every local-folder creation (an arbitrary constant, unique in this project).
 LOCAL_CLAIM_LOCK = 7_301_544_019
 
+# Bounds of a folder's sync interval: beat looks for due folders once a minute, and a folder
+# left a week without a look is no longer "kept in sync" (the full listing's daily net aside).
+SYNC_INTERVAL_MIN_SECONDS = 60
+SYNC_INTERVAL_MAX_SECONDS = 7 * 86_400
+
 # What a person may ask to index again: files that failed, or were skipped with a reason.
 RETRYABLE = (FileStatus.FAILED, FileStatus.SKIPPED)
 
@@ -141,15 +146,28 @@ def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[in
     return ids
 
 
-def folder_update(*, folder: Folder, name: str | None = None, exclude_patterns: str | None = None) -> Folder:
-    """Rename, or change what is excluded: a sync then drops newly excluded files from the index
-    and picks up files no longer excluded (Drive: with a full listing, as changes would not show them)."""
+def folder_update(
+    *,
+    folder: Folder,
+    name: str | None = None,
+    exclude_patterns: str | None = None,
+    sync_interval_seconds: int | None = None,
+) -> Folder:
+    """Rename, set how often it syncs, or change what is excluded: a sync then drops newly excluded
+    files from the index and picks up files no longer excluded (Drive: with a full listing, as
+    changes would not show them)."""
     fields = ["updated_at"]
     if name is not None:
         if not name.strip():
             raise ApplicationError("The name cannot be empty.")
-        folder.name = name[:255]
+        folder.name = name.strip()[:255]
         fields.append("name")
+    if sync_interval_seconds is not None:
+        if not SYNC_INTERVAL_MIN_SECONDS <= sync_interval_seconds <= SYNC_INTERVAL_MAX_SECONDS:
+            bounds = f"{SYNC_INTERVAL_MIN_SECONDS} and {SYNC_INTERVAL_MAX_SECONDS}"
+            raise ApplicationError(f"The sync interval must be between {bounds} seconds.")
+        folder.sync_interval_seconds = sync_interval_seconds
+        fields.append("sync_interval_seconds")
     resync = False
     if exclude_patterns is not None:
         patterns = _patterns_clean(exclude_patterns)

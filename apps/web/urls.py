@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from apps.web import views
+from apps.web import library_views, views
 
 urlpatterns = [
     path(
@@ -16,4 +16,8 @@ urlpatterns = [
     path("invite/<str:token>/", views.invitation, name="web-invitation"),
     path("help/drive/", views.drive_setup, name="web-drive-setup"),
     path("files/<int:file_id>", views.file_document, name="web-file-document"),
+    path("folders/<int:folder_id>/files", library_views.folder_files, name="web-folder-files"),
+    path("folders/<int:folder_id>/search", library_views.folder_search, name="web-folder-search"),
+    path("folders/<int:folder_id>/settings", library_views.folder_settings, name="web-folder-settings"),
+    path("settings/organize", library_views.organize_settings, name="web-organize-settings"),
 ]

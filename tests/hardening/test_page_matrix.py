@@ -25,6 +25,10 @@ RULES = {
     "web-drive-setup": SIGNED_IN,
     "web-folder-chat": FOLDER_VIEW,
     "web-file-document": FOLDER_VIEW,
+    "web-folder-files": FOLDER_VIEW,
+    "web-folder-search": FOLDER_VIEW,
+    "web-folder-settings": FOLDER_VIEW,
+    "web-organize-settings": SIGNED_IN,
 }
 SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")
 

@@ -136,6 +136,14 @@ function render(folder) {
     field(card, "link").href = `/folders/${folder.id}/`;
     field(card, "chat").href = `/folders/${folder.id}/`;
     field(card, "chat").setAttribute("aria-label", `Chat with ${folder.name}`);
+    for (const [page, label] of [
+      ["files", "Files of"],
+      ["search", "Search"],
+      ["settings", "Settings of"],
+    ]) {
+      field(card, page).href = `/folders/${folder.id}/${page}`;
+      field(card, page).dataset.label = label;
+    }
     field(card, "progress").setAttribute("aria-label", `Files of ${folder.name} done`);
     const button = card.querySelector('[data-action="sync"]');
     button.addEventListener("click", () => {
@@ -153,6 +161,9 @@ function render(folder) {
   const { card } = entry;
   card.dataset.status = folder.status;
   field(card, "link").textContent = folder.name;
+  for (const page of ["files", "search", "settings"]) {
+    field(card, page).setAttribute("aria-label", `${field(card, page).dataset.label} ${folder.name}`);
+  }
   const badge = field(card, "status");
   badge.textContent = statusLabel(folder.status);
   badge.dataset.status = folder.status;

@@ -1,0 +1,170 @@
+// A folder's settings: rename, sync interval, sync now, re-index, exclude patterns, disconnect
+// Drive, remove. Each form says what the API answered: a refusal in its alert, success in its status.
+import { api } from "./api.js";
+import { statusLabel, timeAgo } from "./format.js";
+
+const root = document.getElementById("folder-settings");
+const folderId = root.dataset.folderId;
+const folderUrl = `/api/folders/${folderId}`;
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+// One write from a form: its button busy meanwhile, the API's message or `done` shown after.
+async function submit({ form, button, errorBox, doneBox, call, done }) {
+  errorBox.textContent = "";
+  if (doneBox) doneBox.textContent = "";
+  button.disabled = true;
+  try {
+    const answer = await call();
+    if (doneBox) doneBox.textContent = done(answer);
+    return answer;
+  } catch (error) {
+    errorBox.textContent = error.message;
+    form?.querySelector("input, textarea")?.focus();
+    return undefined;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function showFolder(folder) {
+  byId("last-sync").textContent = timeAgo(folder.last_synced_at);
+  byId("last-sync").title = folder.last_synced_at ?? "";
+  const state = byId("folder-state");
+  state.textContent = statusLabel(folder.status);
+  state.dataset.status = folder.status;
+}
+
+function setUpRename() {
+  const form = byId("rename-form");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = form.elements.name.value.trim();
+    const folder = await submit({
+      form,
+      button: form.querySelector("button"),
+      errorBox: byId("rename-error"),
+      doneBox: byId("rename-done"),
+      call: () => api(folderUrl, { method: "PATCH", body: { name } }),
+      done: (saved) => `Renamed to ${saved.name}.`,
+    });
+    if (folder) {
+      root.dataset.folderName = folder.name;
+      document.querySelector(".folder-page-head h1").textContent = folder.name;
+      document.title = document.title.replace(/^Settings · .*? · /, `Settings · ${folder.name} · `);
+    }
+  });
+}
+
+function setUpInterval() {
+  const form = byId("interval-form");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const minutes = Number(form.elements.minutes.value);
+    submit({
+      form,
+      button: form.querySelector("button"),
+      errorBox: byId("interval-error"),
+      doneBox: byId("interval-done"),
+      // Whole minutes, or the API's own message for what is out of bounds.
+      call: () => api(folderUrl, { method: "PATCH", body: { sync_interval_seconds: Math.round(minutes * 60) } }),
+      done: (saved) => `Saved: checked every ${Math.round(saved.sync_interval_seconds / 60)} minutes.`,
+    });
+  });
+}
+
+function setUpExcludes() {
+  const form = byId("exclude-form");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const folder = await submit({
+      form,
+      button: form.querySelector("button"),
+      errorBox: byId("exclude-error"),
+      doneBox: byId("exclude-done"),
+      call: () => api(folderUrl, { method: "PATCH", body: { exclude_patterns: form.elements.exclude_patterns.value } }),
+      done: () => "Saved. A sync applies them now.",
+    });
+    if (folder) form.elements.exclude_patterns.value = folder.exclude_patterns;
+  });
+}
+
+function setUpWork() {
+  const work = (button, path, done) =>
+    button.addEventListener("click", async () => {
+      const folder = await submit({
+        button,
+        errorBox: byId("work-error"),
+        doneBox: byId("work-done"),
+        call: () => api(`${folderUrl}/${path}`, { method: "POST" }),
+        done,
+      });
+      if (folder) showFolder(folder);
+    });
+  work(byId("sync-now"), "sync", () => "Sync queued: changes show on the folders page as they come.");
+  work(byId("reindex"), "reindex", () => "Re-indexing every file; the folder answers from the old index meanwhile.");
+}
+
+async function setUpDrive() {
+  const state = byId("drive-state");
+  if (!state) return;
+  const button = byId("drive-disconnect");
+  const show = (status) => {
+    state.textContent = status.connected
+      ? status.access === "oauth"
+        ? "Connected with your Google account."
+        : "Reached through the server's own access; there is no account of yours to disconnect."
+      : "Not connected: Drive folders do not sync until you connect Google Drive again on the folders page.";
+    button.hidden = status.access !== "oauth";
+  };
+  try {
+    show(await api("/api/drive/status"));
+  } catch (error) {
+    state.textContent = `Could not check Google Drive: ${error.message}`;
+  }
+  button.addEventListener("click", async () => {
+    if (!window.confirm("Disconnect Google Drive? Every Drive folder stops syncing until you connect again.")) return;
+    const done = await submit({
+      button,
+      errorBox: byId("drive-error"),
+      call: () => api("/api/drive/disconnect", { method: "POST" }).then(() => true),
+    });
+    if (done) show({ connected: false, access: "" });
+  });
+}
+
+function setUpRemove() {
+  const open = byId("remove-open");
+  if (!open) return;
+  const dialog = byId("remove-dialog");
+  open.addEventListener("click", () => {
+    byId("remove-error").textContent = "";
+    dialog.showModal();
+  });
+  byId("remove-confirm").addEventListener("click", async () => {
+    const removed = await submit({
+      button: byId("remove-confirm"),
+      errorBox: byId("remove-error"),
+      call: () => api(folderUrl, { method: "DELETE" }).then(() => true),
+    });
+    if (removed) window.location.assign("/");
+  });
+}
+
+async function refresh() {
+  try {
+    showFolder(await api(folderUrl));
+  } catch {
+    // the server-rendered state stays; the next action reports any problem
+  }
+}
+
+setUpRename();
+setUpInterval();
+setUpExcludes();
+setUpWork();
+setUpDrive();
+setUpRemove();
+refresh();
