@@ -83,7 +83,7 @@ def test_the_model_gets_tools_and_results_paired_with_its_call_ids(library, scri
     ask(library.folder, QUESTION)
 
     first, second = scripted.requests
-    assert first.system.startswith(AGENT_SYSTEM_PROMPT) and "at most 6 rounds" in first.system
+    assert first.system.startswith(AGENT_SYSTEM_PROMPT) and "at most 3 rounds" in first.system
     assert "search_folder" in {tool.name for tool in first.tools} and len(first.tools) == 12
     assert [m.role for m in first.messages] == [Role.USER] and first.messages[0].content.endswith(QUESTION)
     assistant, result = second.messages[-2:]
@@ -92,7 +92,8 @@ def test_the_model_gets_tools_and_results_paired_with_its_call_ids(library, scri
     assert json.loads(result.content)["results"][0]["n"] == 1
 
 
-def test_refinement_empty_search_rewrite_search_answer(library, scripted):
+def test_refinement_empty_search_rewrite_search_answer(library, scripted, settings):
+    settings.AGENT_MAX_ITERATIONS = 4  # three tool rounds, then the answer
     router = ScriptedProvider([text_response("federal income tax withheld")])
 
     def search_the_rewrite(request: LLMRequest) -> LLMResponse:

@@ -44,6 +44,8 @@ ITERATION_LIMIT_NOTE = (
     "\n\n(I reached the research step limit ({limit}), so this answer is based on what I found until then.)"
 )
 
+TIMEOUT_NOTE = "\n\n(I ran out of research time ({limit:g} s), so this answer is based on what I found until then.)"
+
 
 def loop_system_prompt(*, base: str, max_iterations: int) -> str:
     return f"{base}\n\nYou can make at most {max_iterations} rounds of tool calls; then you must answer."
