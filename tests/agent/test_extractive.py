@@ -54,6 +54,7 @@ def test_weak_results_make_it_rewrite_and_search_again(library, settings):
     answer = Message.objects.get(pk=run.answer_id)
     assert answer.content == {"text": NOTHING_RELEVANT, "citations": []}
     assert [e.data["phase"] for e in events if e.type == "status"] == [
+        "planning",
         "searching",
         "rewriting",
         "searching",

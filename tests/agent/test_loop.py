@@ -57,6 +57,7 @@ def test_simple_search_read_answer(library, scripted):
     # Every step is an event, in order, before the answer.
     steps = [(e.type, e.data.get("phase") or e.data.get("tool_name")) for e in events if e.type != "text_delta"]
     assert steps == [
+        ("status", "planning"),
         ("status", "searching"),
         ("tool_call", "search_folder"),
         ("tool_result", "search_folder"),
@@ -89,7 +90,7 @@ def test_the_model_gets_tools_and_results_paired_with_its_call_ids(library, scri
     assistant, result = second.messages[-2:]
     assert assistant.role is Role.ASSISTANT and assistant.tool_calls[0].name == "search_folder"
     assert result.role is Role.TOOL and result.tool_call_id == assistant.tool_calls[0].id
-    assert json.loads(result.content)["results"][0]["n"] == 1
+    assert json.loads(result.content)["documents"][0]["chunks"][0]["n"] == 1
 
 
 def test_refinement_empty_search_rewrite_search_answer(library, scripted, settings):
@@ -118,6 +119,7 @@ def test_refinement_empty_search_rewrite_search_answer(library, scripted, settin
     ]
     assert tool_results(events)[0]["tool_output"] == "0 passages from 0 files"
     assert [e.data["phase"] for e in events if e.type == "status"] == [
+        "planning",
         "searching",
         "rewriting",
         "searching",

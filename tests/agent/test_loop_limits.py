@@ -10,7 +10,8 @@ import pytest
 from apps.chat.agent import loop as loop_module
 from apps.chat.agent.prompts import FINAL_ANSWER_SYSTEM_PROMPT
 from apps.chat.agent.tools import files as files_module
-from apps.chat.models import RunStatus
+from apps.chat.models import AgentRun, RunStatus
+from apps.chat.services import run_execute
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.sources import parse_user_prompt
@@ -79,6 +80,41 @@ def test_an_empty_answer_is_replaced_by_a_forced_one(library, scripted):
     assert run.metrics["finish"] == "empty_answer" and scripted.requests[-1].tools == ()
 
 
+def final_answer(request: LLMRequest) -> LLMResponse:
+    """The forced answer (a fresh prompt of numbered sources), citing the 2024 withholding."""
+    prompt = parse_user_prompt(request.messages[-1].content)
+    n = next(s.n for s in prompt.sources if WITHHELD_2024 in s.text)
+    return LLMResponse(text=f"Federal income tax withheld was 12,300 dollars [{n}].")
+
+
+def test_a_request_asks_for_fewer_tool_rounds_never_more(auth_client, library, scripted, monkeypatch):
+    monkeypatch.setattr("workers.agent.execute_run.delay", lambda *args: None)
+
+    def post(**body):
+        return auth_client.post(
+            f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "agent_mode": True, **body}, format="json"
+        )
+
+    assert post(max_iterations=0).status_code == 400
+    assert AgentRun.objects.get(pk=post(max_iterations=50).json()["run_id"]).max_iterations == 3  # the setting
+    assert AgentRun.objects.get(pk=post().json()["run_id"]).max_iterations is None
+    run_id = post(max_iterations=1).json()["run_id"]
+    assert auth_client.get(f"/api/runs/{run_id}").json()["max_iterations"] == 1
+    scripted.push(tool_call_response(("search_folder", {"query": "tax withheld"})), final_answer)
+
+    run = run_execute(run_id=run_id)
+
+    assert run.status == RunStatus.COMPLETED and run.iterations == 1 and len(run.tool_calls) == 1
+    assert "at most 1 round of tool calls" in scripted.requests[0].system
+    assert scripted.requests[1].system == FINAL_ANSWER_SYSTEM_PROMPT and scripted.requests[1].tools == ()
+    assert run.metrics["finish"] == "iteration_limit"
+    assert (
+        answer_message(run)
+        .content["text"]
+        .endswith("research step limit (1), so this answer is based on what I found until then.)")
+    )
+
+
 def hang(request: LLMRequest) -> LLMResponse:
     """A model turn slower than any deadline here; whatever it writes must never show."""
     time.sleep(2)
@@ -89,12 +125,7 @@ def test_a_timed_out_agent_answers_from_what_it_gathered_without_a_standard_run(
     settings.AGENT_TOTAL_TIMEOUT_SECONDS = 1.2
     settings.AGENT_ANSWER_RESERVE_SECONDS = 0.5  # tool rounds stop at 0.7 s
 
-    def final(request: LLMRequest) -> LLMResponse:
-        prompt = parse_user_prompt(request.messages[-1].content)
-        n = next(s.n for s in prompt.sources if WITHHELD_2024 in s.text)
-        return LLMResponse(text=f"Federal income tax withheld was 12,300 dollars [{n}].")
-
-    scripted.push(tool_call_response(("search_folder", {"query": "tax withheld"})), hang, final)
+    scripted.push(tool_call_response(("search_folder", {"query": "tax withheld"})), hang, final_answer)
     started = time.monotonic()
 
     run, events = ask(library.folder, QUESTION)

@@ -112,7 +112,9 @@ class _AgentLoop:
         self.tools = tools
         self.tool_context = tool_context
         self.events = events
-        self.system_prompt = loop_system_prompt(base=system_prompt, max_iterations=limits.max_iterations)
+        self.system_prompt = loop_system_prompt(
+            base=system_prompt, max_iterations=limits.max_iterations, tools=tools.specs()
+        )
         self.final_system_prompt = final_system_prompt
         self.limits = limits
         self.llm = llm
@@ -165,6 +167,8 @@ class _AgentLoop:
     def _tool_rounds(self) -> AgentOutcome:
         messages = standard_messages(history=self.history, question=self.question, sources=[])
         specs = self.tools.specs()
+        # Before the first model turn, which may take a second or two: the user sees the run has begun.
+        self.events.status("planning", max_iterations=self.limits.max_iterations, tools=len(specs))
         while self.iterations < self.limits.max_iterations:
             self.iterations += 1
             response = self._complete(

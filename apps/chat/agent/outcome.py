@@ -32,9 +32,11 @@ class AgentLimits:
     answer_reserve_seconds: float = 4.0
 
     @classmethod
-    def from_settings(cls) -> AgentLimits:
+    def from_settings(cls, *, max_iterations: int | None = None) -> AgentLimits:
+        """`max_iterations`: a request's own limit, capped by the setting (which may have been
+        lowered since the run was queued)."""
         return cls(
-            max_iterations=settings.AGENT_MAX_ITERATIONS,
+            max_iterations=min(max_iterations or settings.AGENT_MAX_ITERATIONS, settings.AGENT_MAX_ITERATIONS),
             total_timeout_seconds=settings.AGENT_TOTAL_TIMEOUT_SECONDS,
             tool_timeout_seconds=settings.AGENT_TOOL_TIMEOUT_SECONDS,
             context_max_tokens=settings.AGENT_CONTEXT_MAX_TOKENS,

@@ -1,6 +1,7 @@
 // An agent's tool steps, one expandable item each, updated as their events arrive.
 import { clone, field } from "./dom.js";
 import { duration } from "./format.js";
+import { showDetail } from "./step-detail.js";
 
 export class StepList {
   constructor(list) {
@@ -57,6 +58,7 @@ function fill(step, data) {
   if (data.tool_output !== undefined) field(step, "output").textContent = pretty(data.tool_output);
   else if (data.error) field(step, "output").textContent = data.error;
   else if (step.dataset.state === "running") field(step, "output").textContent = "Running…";
+  if (data.tool_output_data !== undefined) showDetail(step, data.tool_output_data);
   const state = step.dataset.state;
   field(step, "duration").textContent =
     state === "running" ? "running…" : state === "error" ? `failed ${duration(data.duration_ms)}` : duration(data.duration_ms);
