@@ -29,7 +29,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 
 from apps.chat.agent.context import AgentContext
@@ -234,17 +234,22 @@ class _AgentLoop:
         try:
             response = future.result(timeout=until - time.monotonic())
         except FuturesTimeoutError:
-            try:
-                if not self._turn_streamed:
-                    raise
-                response = future.result(timeout=max(0.0, self.deadline - time.monotonic()))
-            except FuturesTimeoutError:
-                with self._text_lock:
-                    self._turn += 1  # what the abandoned call still writes goes nowhere
-                raise self._out_of_time() from None
+            response = self._late_turn(future)
         self.usage += response.usage
         self.model = response.model or self.model
         return response
+
+    def _late_turn(self, future: Future[LLMResponse]) -> LLMResponse:
+        """A turn past its deadline: one writing its answer may go on until the total timeout;
+        any other is abandoned, and what it still writes goes nowhere."""
+        if self._turn_streamed:
+            try:
+                return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            except FuturesTimeoutError:
+                pass
+        with self._text_lock:
+            self._turn += 1
+        raise self._out_of_time()
 
     def _on_text(self, delta: TextDelta, *, turn: int | None = None) -> None:
         """`turn`: the model turn that wrote `delta`, when it was a model call (it may have been abandoned)."""
@@ -345,7 +350,8 @@ class _AgentLoop:
 
     # -- results -----------------------------------------------------------------------------------
     def _out_of_time(self) -> Exception:
-        """Answer text already reached the user: the run cannot take it back to answer another way."""
+        """What a passed deadline raises: `_OutOfTime`, to answer from what was gathered; or, once
+        answer text reached the user (it cannot be taken back to answer another way), the timeout."""
         if self.text_emitted:
             limit = self.limits.total_timeout_seconds
             return LLMTimeoutError(f"the agent's total timeout of {limit:g} s passed while answering")
