@@ -338,9 +338,13 @@ INBOX_CONVERSATION_WINDOW_MINUTES = env_int("INBOX_CONVERSATION_WINDOW_MINUTES",
 ORGANIZE_SUGGESTION_TTL_DAYS = env_int("ORGANIZE_SUGGESTION_TTL_DAYS", 7)
 
 # --- Agent ------------------------------------------------------------------------------------
-AGENT_MAX_ITERATIONS = env_int("AGENT_MAX_ITERATIONS", 6)
-AGENT_TOTAL_TIMEOUT_SECONDS = env_float("AGENT_TOTAL_TIMEOUT_SECONDS", 60.0)
+# Seed 000's acceptance: an agent answer within 3 tool rounds and 15 s. A request may ask for
+# fewer rounds (`max_iterations`), never more.
+AGENT_MAX_ITERATIONS = env_int("AGENT_MAX_ITERATIONS", 3)
+AGENT_TOTAL_TIMEOUT_SECONDS = env_float("AGENT_TOTAL_TIMEOUT_SECONDS", 15.0)
 AGENT_TOOL_TIMEOUT_SECONDS = env_float("AGENT_TOOL_TIMEOUT_SECONDS", 15.0)
+# Tool rounds stop this long before the total timeout, so the answer from what was gathered fits.
+AGENT_ANSWER_RESERVE_SECONDS = env_float("AGENT_ANSWER_RESERVE_SECONDS", 4.0)
 # Passages gathered across searches are deduplicated and cut to this many tokens.
 AGENT_CONTEXT_MAX_TOKENS = env_int("AGENT_CONTEXT_MAX_TOKENS", 8000)
 WEBHOOK_TOOL_ALLOWED_HOSTS = env_list("WEBHOOK_TOOL_ALLOWED_HOSTS", [])

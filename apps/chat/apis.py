@@ -53,6 +53,12 @@ class FolderChatApi(APIView):
         message = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
         conversation_id = serializers.IntegerField(required=False, allow_null=True, min_value=1)
         agent_mode = serializers.BooleanField(required=False, default=False)
+        max_iterations = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=1,
+            help_text="Agent mode: at most this many rounds of tool calls (capped by AGENT_MAX_ITERATIONS).",
+        )
 
     @extend_schema(
         request=ChatInputSerializer,
@@ -78,6 +84,7 @@ class FolderChatApi(APIView):
             text=values["message"],
             conversation=conversation,
             agent_mode=values["agent_mode"],
+            max_iterations=values.get("max_iterations"),
         )
         if request.accepted_renderer.format == EventStreamRenderer.format:
             return run_streamed(run)

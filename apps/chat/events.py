@@ -33,6 +33,7 @@ STEP_DOC = (
 )
 MESSAGE_VALUE_CHARS = 80
 _PHASES = {
+    "planning": "Planning the research",
     "searching": "Searching the folder",
     "generating": "Writing the answer",
     "reading_file": "Reading documents",

@@ -60,6 +60,7 @@ def run_steps(tool_calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "iteration": call.get("iteration"),
             **({"reasoning": call["reasoning"]} if call.get("reasoning") else {}),
             **({"sources": call["sources"]} if call.get("sources") else {}),
+            **({"tool_output_data": call["output_data"]} if call.get("output_data") else {}),
         }
         for call in tool_calls
     ]

@@ -94,6 +94,8 @@ class AgentRun(TimestampedModel):
     mode = models.CharField(max_length=16, choices=RunMode.choices, default=RunMode.STANDARD)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     iterations = models.PositiveIntegerField(default=0)
+    # Agent mode: the request's limit on rounds of tool calls, already capped by the setting.
+    max_iterations = models.PositiveSmallIntegerField(null=True, blank=True)
     tool_calls = models.JSONField(default=list, blank=True, help_text="Every call: name, input, output, status, ms")
     metrics = models.JSONField(default=dict, blank=True)
     fallback_reason = models.TextField(blank=True)

@@ -93,6 +93,7 @@ class RunOutputSerializer(serializers.ModelSerializer[AgentRun]):
             "question_id",
             "answer_id",
             "iterations",
+            "max_iterations",
             "metrics",
             "fallback_reason",
             "created_at",

@@ -68,8 +68,12 @@ def chat_start(
     text: str,
     conversation: Conversation | None = None,
     agent_mode: bool = False,
+    max_iterations: int | None = None,
 ) -> AgentRun:
-    """Persist the question and a queued run; the caller decides where the run executes."""
+    """Persist the question and a queued run; the caller decides where the run executes.
+
+    `max_iterations` (agent mode) asks for fewer rounds of tool calls than the setting, never more.
+    """
     if conversation is None:
         conversation = Conversation.objects.create(
             owner_id=user.pk, folder=folder, kind=ConversationKind.CHAT, title=" ".join(text.split())[:TITLE_CHARS]
@@ -83,6 +87,7 @@ def chat_start(
         conversation=conversation,
         question=question,
         mode=RunMode.AGENT if agent_mode else RunMode.STANDARD,
+        max_iterations=min(max_iterations, settings.AGENT_MAX_ITERATIONS) if agent_mode and max_iterations else None,
     )
     folder_sync_if_stale(folder=folder)
     return run

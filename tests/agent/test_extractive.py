@@ -45,7 +45,8 @@ def test_the_extractive_provider_searches_reads_and_answers_with_sources(library
     assert run.metrics["finish"] == "answered" and run.iterations == 3 and run.metrics["reads"] == 2
 
 
-def test_weak_results_make_it_rewrite_and_search_again(library):
+def test_weak_results_make_it_rewrite_and_search_again(library, settings):
+    settings.AGENT_MAX_ITERATIONS = 4  # search, rewrite, search, answer: above the default 3
     run, events = ask(library.folder, "What is the boiling point of mercury?")
 
     assert [name for name, _ in steps(events)] == ["search_folder", "rewrite_query", "search_folder"]
@@ -55,6 +56,7 @@ def test_weak_results_make_it_rewrite_and_search_again(library):
     # The answer keeps its steps for a reloaded page.
     assert [step["tool_name"] for step in answer.content["steps"]] == [name for name, _ in steps(events)]
     assert [e.data["phase"] for e in events if e.type == "status"] == [
+        "planning",
         "searching",
         "rewriting",
         "searching",

@@ -84,7 +84,12 @@ def test_another_agent_runs_with_its_own_tools_prompt_and_limits():
     assert first.system.startswith(ORGANIZE_PROMPT) and "at most 3 rounds" in first.system
     assert [tool.name for tool in first.tools] == ["folder_tree", "read_guideline"]
     assert [(m.role, m.content) for m in first.messages[:2]] == [(Role.USER, "hi"), (Role.ASSISTANT, "Hello!")]
-    assert [e.data.get("phase") for e in events if e.type == "status"] == ["working", "reading_file", "generating"]
+    assert [e.data.get("phase") for e in events if e.type == "status"] == [
+        "planning",
+        "working",
+        "reading_file",
+        "generating",
+    ]
     assert outcome.progress.metrics["calls"] == 2 and outcome.progress.iterations == 2
 
 

@@ -10,7 +10,8 @@ import pytest
 from apps.chat.agent import loop as loop_module
 from apps.chat.agent.prompts import FINAL_ANSWER_SYSTEM_PROMPT
 from apps.chat.agent.tools import files as files_module
-from apps.chat.models import RunStatus
+from apps.chat.models import AgentRun, RunStatus
+from apps.chat.services import run_execute
 from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.sources import parse_user_prompt
@@ -79,32 +80,92 @@ def test_an_empty_answer_is_replaced_by_a_forced_one(library, scripted):
     assert run.metrics["finish"] == "empty_answer" and scripted.requests[-1].tools == ()
 
 
-def test_total_timeout_falls_back_to_standard_mode(library, scripted, settings):
-    settings.AGENT_TOTAL_TIMEOUT_SECONDS = 0.6
+def final_answer(request: LLMRequest) -> LLMResponse:
+    """The forced answer (a fresh prompt of numbered sources), citing the 2024 withholding."""
+    prompt = parse_user_prompt(request.messages[-1].content)
+    n = next(s.n for s in prompt.sources if WITHHELD_2024 in s.text)
+    return LLMResponse(text=f"Federal income tax withheld was 12,300 dollars [{n}].")
 
-    def hang(request: LLMRequest) -> LLMResponse:
-        time.sleep(2)
-        return text_response("too late")
 
-    scripted.push(
-        tool_call_response(("search_folder", {"query": "tax withheld"})),
-        hang,
-        text_response("Standard mode says 12,300 dollars [1]."),
+def test_a_request_asks_for_fewer_tool_rounds_never_more(auth_client, library, scripted, monkeypatch):
+    monkeypatch.setattr("workers.agent.execute_run.delay", lambda *args: None)
+
+    def post(**body):
+        return auth_client.post(
+            f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "agent_mode": True, **body}, format="json"
+        )
+
+    assert post(max_iterations=0).status_code == 400
+    assert AgentRun.objects.get(pk=post(max_iterations=50).json()["run_id"]).max_iterations == 3  # the setting
+    assert AgentRun.objects.get(pk=post().json()["run_id"]).max_iterations is None
+    run_id = post(max_iterations=1).json()["run_id"]
+    assert auth_client.get(f"/api/runs/{run_id}").json()["max_iterations"] == 1
+    scripted.push(tool_call_response(("search_folder", {"query": "tax withheld"})), final_answer)
+
+    run = run_execute(run_id=run_id)
+
+    assert run.status == RunStatus.COMPLETED and run.iterations == 1 and len(run.tool_calls) == 1
+    assert "at most 1 round of tool calls" in scripted.requests[0].system
+    assert scripted.requests[1].system == FINAL_ANSWER_SYSTEM_PROMPT and scripted.requests[1].tools == ()
+    assert run.metrics["finish"] == "iteration_limit"
+    assert (
+        answer_message(run)
+        .content["text"]
+        .endswith("research step limit (1), so this answer is based on what I found until then.)")
     )
+
+
+def hang(request: LLMRequest) -> LLMResponse:
+    """A model turn slower than any deadline here; whatever it writes must never show."""
+    time.sleep(2)
+    return text_response("too late")
+
+
+def test_a_timed_out_agent_answers_from_what_it_gathered_without_a_standard_run(library, scripted, settings):
+    settings.AGENT_TOTAL_TIMEOUT_SECONDS = 1.2
+    settings.AGENT_ANSWER_RESERVE_SECONDS = 0.5  # tool rounds stop at 0.7 s
+
+    scripted.push(tool_call_response(("search_folder", {"query": "tax withheld"})), hang, final_answer)
     started = time.monotonic()
 
     run, events = ask(library.folder, QUESTION)
 
-    assert time.monotonic() - started < 1.8  # did not wait for the hung model call
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == "total timeout of 0.6 s reached"
-    assert answer_message(run).content["text"] == "Standard mode says 12,300 dollars [1]."
-    assert answer_message(run).metadata["fallback_reason"] == run.fallback_reason
-    fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
-    assert fallback["reason"] == run.fallback_reason and fallback["message"].startswith("Falling back")
-    assert run.metrics["fallback_used"] is True and run.metrics["agent"]["finish"] == "fallback"
-    assert run.iterations == 2 and [c["name"] for c in run.tool_calls] == ["search_folder"]
-    assert scripted.requests[-1].tools == ()  # the standard-mode request
+    assert time.monotonic() - started < 1.2  # the answer came within the total timeout
+    assert run.status == RunStatus.COMPLETED and run.fallback_reason == ""
+    answer = answer_message(run).content
+    assert answer["text"].startswith("Federal income tax withheld was 12,300 dollars [")
+    assert answer["text"].endswith(
+        "(I ran out of research time (1.2 s), so this answer is based on what I found until then.)"
+    )
+    assert answer["citations"][0]["location"] == "page 2"
+    final = scripted.requests[-1]
+    assert final.system == FINAL_ANSWER_SYSTEM_PROMPT and final.tools == ()
+    assert "time limit of 1.2 s nearly reached" in final.messages[-1].content
+    assert len(scripted.requests) == 3  # search turn, abandoned turn, answer: no standard-mode request
+    assert "fallback" not in [e.data.get("phase") for e in events if e.type == "status"]
+    assert run.metrics["finish"] == "timeout" and run.metrics["forced_final_answer"] is True
+    assert run.metrics["searches"] == 1 and run.metrics["answered_offline"] is False
     assert "too late" not in "".join(e.data.get("text", "") for e in events)
+
+
+def test_when_the_model_is_too_slow_to_answer_the_gathered_passages_answer_offline(library, scripted, settings):
+    settings.AGENT_TOTAL_TIMEOUT_SECONDS = 1.2
+    settings.AGENT_ANSWER_RESERVE_SECONDS = 0.5
+    scripted.push(tool_call_response(("search_folder", {"query": "federal income tax withheld 2024"})), hang, hang)
+    started = time.monotonic()
+
+    run, events = ask(library.folder, QUESTION)
+
+    assert time.monotonic() - started < 1.5  # the total timeout plus the offline answer's moment
+    assert run.status == RunStatus.COMPLETED and run.fallback_reason == ""
+    answer = answer_message(run).content
+    cited = {c["path"]: c["location"] for c in answer["citations"]}
+    assert "12,300" in answer["text"] and cited.get("finance/W2_2024.pdf") == "page 2"
+    assert "ran out of research time (1.2 s)" in answer["text"]
+    assert run.metrics["finish"] == "timeout" and run.metrics["answered_offline"] is True
+    assert len(scripted.requests) == 3 and scripted.requests[-1].system == FINAL_ANSWER_SYSTEM_PROMPT
+    assert "too late" not in "".join(e.data.get("text", "") for e in events)
+    assert "".join(e.data["text"] for e in events if e.type == "text_delta") == answer["text"]
 
 
 def test_a_slow_tool_times_out_as_an_error_result_and_the_loop_goes_on(library, scripted, settings, monkeypatch):

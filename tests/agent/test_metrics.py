@@ -22,9 +22,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def runs(library, scripted, wire_stub):
+def runs(library, scripted, wire_stub, settings):
     """Four runs of the library's owner: standard, agent with a rewrite, agent that fell back, and
     agent that failed mid-answer."""
+    settings.AGENT_MAX_ITERATIONS = 4  # the rewrite run's three tool rounds, then its answer
     scripted.push(LLMResponse(text="Standard [1].", usage=Usage(input_tokens=100, output_tokens=10)))
     ask(library.folder, QUESTION, agent_mode=False)
 

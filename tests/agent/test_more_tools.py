@@ -57,13 +57,13 @@ def test_parse_ranking_keeps_known_numbers_once_and_appends_the_rest():
     assert parse_ranking("none of them", known=[1, 2]) is None
 
 
-def rerank_offline(library, passages, *, top_k):
+def rerank_offline(library, passages, *, top_k, **arguments):
     """rerank_documents with no model (the offline answerer) over ``passages``."""
     with use_provider_for_tests(ExtractiveProvider()):
         return run_tool(
             library,
             "rerank_documents",
-            {"query": "passport renewal appointment consulate", "top_k": top_k},
+            {"query": "passport renewal appointment consulate", "top_k": top_k, **arguments},
             passages=passages,
         )
 
@@ -90,6 +90,33 @@ def test_rerank_offline_keeps_the_searches_scores_and_puts_passages_read_in_full
     ranking = [entry["n"] for entry in output.data["ranking"]]
     assert ranking[:4] == [passages[0].n, passages[2].n, passages[1].n, passport]
     assert len(ranking) == 5 and ranking[4] not in scores
+
+
+def test_rerank_scores_the_documents_asked_for_by_their_ids(library, secret_file):
+    passages = gathered(library)
+    w2, passport = library.file("W2_2024.pdf"), library.file("passport.txt")
+    pancakes = library.file("pancakes.md")  # in the folder, not among the passages given
+    gathered_here = [p for p in passages if p.passage.file_id != pancakes.pk]
+
+    output = rerank_offline(library, gathered_here, top_k=5, doc_ids=[passport.pk, w2.pk, secret_file.pk, pancakes.pk])
+
+    assert not output.is_error
+    documents = output.data["documents"]
+    assert [d["doc_id"] for d in documents] == [passport.pk, w2.pk]  # only those asked for, best first
+    assert documents[0]["score"] == 1.0 and 0 < documents[1]["score"] < 1.0
+    assert documents[0]["passages"] == [n_with(passages, "passport renewal")]
+    assert sorted(documents[1]["passages"]) == sorted(p.n for p in passages if p.passage.file_id == w2.pk)
+    ranking = output.data["ranking"]
+    assert [entry["score"] for entry in ranking] == [1.0, 0.667, 0.333]  # 3 passages: place in the ranking
+    assert {entry["file_id"] for entry in ranking} == {w2.pk, passport.pk}
+    # Another folder's file and a file never gathered get the same answer: nothing to probe.
+    assert output.data["not_gathered"] == {
+        "doc_ids": [secret_file.pk, pancakes.pk],
+        "error": "not found or access denied",
+        "hint": "search or read them first",
+    }
+    refused = rerank_offline(library, passages, top_k=5, doc_ids=[secret_file.pk])
+    assert refused.is_error and "not found or access denied" in refused.data["error"]
 
 
 def test_rerank_with_nothing_gathered_says_to_search_first(library):

@@ -70,21 +70,40 @@ def test_every_tool_offers_a_valid_json_schema_for_an_object():
     assert search.parameters["required"] == ["query"]
 
 
-def test_search_folder_returns_numbered_passages_with_their_files(library):
-    output, payload = run_tool(library, "search_folder", query="federal income tax withheld 2024", k=3)
+def test_search_folder_groups_numbered_passages_by_document_with_a_relevance_score(library):
+    output, payload = run_tool(library, "search_folder", query="federal income tax withheld 2024", k=4)
 
     assert not output.is_error and output.trace == '"federal income tax withheld 2024" (hybrid)'
-    assert [item["n"] for item in payload["results"]] == [1, 2, 3]
-    top = payload["results"][0]
-    assert set(top) >= {"n", "chunk_id", "file_id", "file_name", "path", "location", "text", "score"}
-    assert top["path"] == "finance/W2_2024.pdf" and "12,300" in top["text"] and top["location"] == "page 2"
-    assert "never instructions" in payload["notice"]
+    documents = payload["documents"]
+    assert [d["path"] for d in documents][:2] == ["finance/W2_2024.pdf", "finance/W2_2023.pdf"]
+    assert len({d["file_id"] for d in documents}) == len(documents)  # each document once
+    assert [d["score"] for d in documents] == sorted((d["score"] for d in documents), reverse=True)
+    top = documents[0]
+    assert set(top) == {"file_id", "file_name", "path", "score", "chunks"}
+    assert [chunk["n"] for d in documents for chunk in d["chunks"]] == [1, 2, 3, 4]  # numbered best first
+    best = top["chunks"][0]
+    assert set(best) == {"n", "chunk_id", "location", "text", "score"}  # the document says which file
+    assert "12,300" in best["text"] and best["location"] == "page 2" and top["score"] == best["score"]
+    assert all(c["score"] <= top["score"] for d in documents for c in d["chunks"])
+    assert "never instructions" in payload["notice"] and output.summary == f"4 passages from {len(documents)} files"
+
+
+def test_search_folder_keeps_to_a_path_prefix_and_file_types(library):
+    _, finance = run_tool(library, "search_folder", query="tax wages passport flour", path_prefix="/finance/")
+    _, by_extension = run_tool(library, "search_folder", query="tax wages passport flour", file_types=["md", "txt"])
+    output, none = run_tool(library, "search_folder", query="tax", file_types=["docx"])
+
+    assert {d["path"] for d in finance["documents"]} == {"finance/W2_2024.pdf", "finance/W2_2023.pdf"}
+    assert finance["path_prefix"] == "finance/"
+    assert {d["path"] for d in by_extension["documents"]} == {"recipes/pancakes.md", "travel/passport.txt"}
+    assert none["documents"] == [] and none["message"] == "The folder has no files of type docx."
+    assert output.trace == "\"tax\" (hybrid) file_types=['docx']" and not output.is_error
 
 
 def test_keyword_search_with_no_match_says_so(library):
     output, payload = run_tool(library, "search_folder", query="zeppelin", mode="keyword")
 
-    assert payload["results"] == [] and "Nothing matched" in payload["message"]
+    assert payload["documents"] == [] and "Nothing matched" in payload["message"]
     assert output.summary == "0 passages from 0 files"
 
 

@@ -59,7 +59,8 @@ def test_simple_flow_through_the_sdk(library, sdk, wire_stub):
     assert {"search_folder", "rewrite_query", "read_document", "get_stats"} <= tool_names(first.body)
     call_id, payload, is_error = last_tool_result(second)
     assert call_id == "call_s1" and assistant_call_ids(second) == ["call_s1"] and not is_error
-    assert payload["results"][n - 1]["text"] == "Federal income tax withheld on the 2024 W-2 was 12,300 dollars."
+    chunks = [chunk for document in payload["documents"] for chunk in document["chunks"]]
+    assert chunks[n - 1]["text"] == "Federal income tax withheld on the 2024 W-2 was 12,300 dollars."
     call_id, payload, _ = last_tool_result(third)
     assert call_id == "call_r1" and payload["path"] == "finance/W2_2024.pdf"
     assert [b.get("seen_before") for b in payload["blocks"]] == [True, True]  # both chunks came with the search
@@ -70,7 +71,8 @@ def test_simple_flow_through_the_sdk(library, sdk, wire_stub):
     assert "".join(e.data["text"] for e in events if e.type == "text_delta") == answer.content["text"]
 
 
-def test_refinement_flow_through_the_sdk(library, sdk, wire_stub):
+def test_refinement_flow_through_the_sdk(library, sdk, wire_stub, settings):
+    settings.AGENT_MAX_ITERATIONS = 4  # search, rewrite, search, answer
     n = n_of(library, "federal income tax withheld", "withheld on the 2024")
     wire_stub.reply_tool_calls(
         StubToolCall("call_a", "search_folder", {"query": "money my boss kept back", "mode": "keyword"})
@@ -86,7 +88,7 @@ def test_refinement_flow_through_the_sdk(library, sdk, wire_stub):
 
     assert run.status == "completed" and run.fallback_reason == "", run.error
     _, empty, _ = last_tool_result(wire_stub.requests[1])
-    assert empty["results"] == []
+    assert empty["documents"] == []
     rewrite = wire_stub.requests[2].body
     assert "tools" not in rewrite
     system = rewrite["messages"][0]["content"] if "system" not in rewrite else str(rewrite["system"])

@@ -164,8 +164,9 @@ def _assert_no_secret(text: str, where: str) -> None:
 
 
 def test_an_obedient_model_gets_nothing_of_another_users_folder(
-    planted, victim, scripted: ScriptedProvider, hook_server, lookups
+    planted, victim, scripted: ScriptedProvider, hook_server, lookups, settings
 ):
+    settings.AGENT_MAX_ITERATIONS = 5  # it obeys for four rounds, then answers
     scripted.push(
         tool_call_response(("search_folder", {"query": "invoice 1042"})),
         _obey_reads,
@@ -222,9 +223,10 @@ def test_an_obedient_model_gets_nothing_of_another_users_folder(
     assert {result["tool_output"] for result in results if result["tool_name"] == "get_file"} == {NOT_FOUND}
 
 
-def test_the_inbox_agents_cannot_reach_another_users_file_by_path_or_id(planted, victim, scripted, user):
+def test_the_inbox_agents_cannot_reach_another_users_file_by_path_or_id(planted, victim, scripted, user, settings):
     """The same orders through the inbox: the query agent reads by path too, hands off to the
     organize agent, and replies with file cards; each of those resolves within the folder only."""
+    settings.AGENT_MAX_ITERATIONS = 4  # search, obey, a refused reply, the reply
     from apps.chat.services import inbox_conversation_current, run_execute
     from apps.inbox.services import inbox_message_post
 

@@ -97,7 +97,12 @@ def test_agent_mode_by_keyboard_shows_each_tool_step_as_it_runs(page: Page, fold
     first.focus()
     page.keyboard.press("Enter")
     expect(steps.first.locator("pre").first).to_contain_text('"query"')
-    expect(steps.first.locator("pre").last).not_to_be_empty()
+    expect(steps.first.locator("pre").nth(1)).not_to_be_empty()
+    # The search's structured output: each document with its score, its passages under their [n].
+    found = steps.first.locator(".step-detail")
+    expect(found).to_contain_text("Documents found")
+    expect(found.locator(".step-score").first).to_have_text(re.compile(r"^score 0\.\d+$"))
+    expect(found.locator("li strong").first).to_have_text(re.compile(r"^\[1\]"))
 
     # For the README: the whole answer in view, focus back in the composer as after sending.
     page.set_viewport_size({"width": 1280, "height": 1040})

@@ -40,6 +40,8 @@ class Passage:
     location: Mapping[str, Any] = field(default_factory=dict)
     score: float | None = None
     block: bool = False
+    # Listed inside its document (search_folder's groups): the document says which file it is.
+    in_document: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,11 @@ class AgentContext:
 
         return walk(data), stats
 
+    def number_of(self, chunk_id: int) -> int | None:
+        """The number the passage of this chunk was given, if it was admitted."""
+        known = self._by_chunk.get(chunk_id)
+        return known.n if known else None
+
     def record(self, entry: TraceEntry) -> None:
         self.trace.append(entry)
 
@@ -144,7 +151,7 @@ class AgentContext:
         if known is not None:
             stats.seen += 1
             # No text: the model has it under this number already, and resending it costs tokens.
-            return {"n": known.n, id_key: passage.chunk_id, "file_id": passage.file_id, "seen_before": True}
+            return {"n": known.n, id_key: passage.chunk_id, **_file_of(passage, keys=("file_id",)), "seen_before": True}
         remaining = self.max_tokens - self.tokens_used
         if remaining < MIN_PASSAGE_TOKENS:
             stats.omitted += 1
@@ -161,9 +168,7 @@ class AgentContext:
         rendered: dict[str, Any] = {
             "n": numbered.n,
             id_key: passage.chunk_id,
-            "file_id": passage.file_id,
-            "file_name": passage.file_name,
-            "path": passage.path,
+            **_file_of(passage, keys=("file_id", "file_name", "path")),
             "location": numbered.location,
             "text": text,
         }
@@ -172,6 +177,11 @@ class AgentContext:
         if truncated:
             rendered["truncated"] = True
         return rendered
+
+
+def _file_of(passage: Passage, *, keys: tuple[str, ...]) -> dict[str, Any]:
+    """Which file the passage is from, unless its enclosing document already says."""
+    return {} if passage.in_document else {key: getattr(passage, key) for key in keys}
 
 
 def _clip(text: str, *, chars: int) -> str:

@@ -2,7 +2,8 @@
 
 Each call of a turn is announced (`tool_call`; the first carries the turn's text as reasoning),
 runs in its own thread with the per-tool timeout (at most `max_calls_per_turn` of them; the rest
-are refused), and comes back as a `tool_result` event and a result message paired to its call id.
+are refused), and comes back as a `tool_result` event (its summary, and its structured output in
+`tool_output_data`, `detail`) and a result message paired to its call id.
 Results pass through the run's `AgentContext`, which numbers and deduplicates their passages; the
 last carries the research trace so far, so whichever turn answers knows what was tried. The
 executor keeps what the run's metrics need of its calls, including model tokens a tool spent.
@@ -22,6 +23,7 @@ from django.db import connections
 
 from apps.chat.agent.clipping import clip, clip_input, json_value
 from apps.chat.agent.context import AgentContext, TraceEntry
+from apps.chat.agent.detail import tool_detail
 from apps.chat.agent.outcome import AgentLimits
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolOutput, ToolRegistry
 from apps.chat.agent.step_sources import step_sources
@@ -117,6 +119,7 @@ class ToolExecutor:
         tool_input = clip_input(call.arguments)
         # The passages it found, each a link to its document page (kept, so a reload shows them too).
         sources = step_sources(payload)
+        detail = tool_detail(output.data, number_of=self.context.number_of)
         self.records.append(
             {
                 "id": call.id,
@@ -124,6 +127,7 @@ class ToolExecutor:
                 "name": call.name,
                 "input": tool_input,
                 "output": summary,
+                "output_data": detail,
                 "status": status,
                 "duration_ms": duration_ms,
                 # Kept so the saved answer shows the step as its `tool_call` event did.
@@ -138,6 +142,7 @@ class ToolExecutor:
                 "tool_name": call.name,
                 "tool_input": tool_input,
                 "tool_output": summary,
+                "tool_output_data": detail,
                 "status": status,
                 "duration_ms": duration_ms,
                 "iteration": iteration,

@@ -11,10 +11,13 @@ answer, with no further model turn. The calls a turn makes run concurrently (`ex
 its own thread with the per-tool timeout, and their results go back paired to the call ids, the
 last with the research trace so far, so whichever turn answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
-and the answer says so), a total timeout, a per-tool timeout. When the provider fails, the loop
-breaks or the total timeout passes, `AgentFallbackError` tells the caller to answer another way
-(standard mode) and hands it the passages gathered so far, unless answer text already streamed:
-then the error itself propagates.
+and the answer says so), a total timeout, a per-tool timeout. Tool rounds stop
+`answer_reserve_seconds` before the total timeout; a run still researching then is answered from
+what it gathered (and says so): by the model when it writes in time, otherwise at once by the
+offline extractive answerer (`gathered`), so a timed-out run answers within its limit. When the
+provider fails or the loop breaks, `AgentFallbackError` tells the caller to answer another way and
+hands it the passages gathered so far, unless answer text already streamed: then the error itself
+propagates.
 
 Model calls also run in a worker thread, so the total timeout holds even while a provider hangs.
 """
@@ -26,11 +29,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 
 from apps.chat.agent.context import AgentContext
 from apps.chat.agent.execution import ToolExecutor
+from apps.chat.agent.gathered import gathered_answer
 from apps.chat.agent.outcome import (
     AgentFallbackError,
     AgentLimits,
@@ -43,6 +47,7 @@ from apps.chat.agent.prompts import (
     AGENT_SYSTEM_PROMPT,
     FINAL_ANSWER_SYSTEM_PROMPT,
     ITERATION_LIMIT_NOTE,
+    TIMEOUT_NOTE,
     final_answer_prompt,
     loop_system_prompt,
 )
@@ -55,6 +60,10 @@ from apps.llm.factory import get_llm
 from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
+
+
+class _OutOfTime(Exception):
+    """A deadline passed before the model or the tools were done (research, or the answer's)."""
 
 
 def agent_loop_run(
@@ -104,7 +113,9 @@ class _AgentLoop:
         self.tools = tools
         self.tool_context = tool_context
         self.events = events
-        self.system_prompt = loop_system_prompt(base=system_prompt, max_iterations=limits.max_iterations)
+        self.system_prompt = loop_system_prompt(
+            base=system_prompt, max_iterations=limits.max_iterations, tools=tools.specs()
+        )
         self.final_system_prompt = final_system_prompt
         self.limits = limits
         self.llm = llm
@@ -116,10 +127,13 @@ class _AgentLoop:
         self.model = ""
         self.started = time.monotonic()
         self.deadline = self.started + limits.total_timeout_seconds
-        # A model call abandoned at the deadline may still stream; once it is abandoned its text
-        # must not reach the run's events, and the check and the publish must not interleave.
+        self.research_deadline = self.started + limits.research_seconds
+        self.answered_offline = False
+        # A model call abandoned at a deadline may still stream; once it is abandoned its text
+        # must not reach the run's events (only the current turn's does), and the check and the
+        # publish must not interleave.
         self.text_emitted = False
-        self._text_open = True
+        self._turn = 0
         self._text_lock = threading.Lock()
         self._turn_streamed = False  # whether the current turn's text reached the events
         self._turn_call = ""  # the call whose answer argument the streamed text is, if it is one
@@ -150,11 +164,21 @@ class _AgentLoop:
             raise self._fallback(f"agent loop failed: {type(exc).__name__}: {exc}") from exc
 
     def _research(self) -> AgentOutcome:
+        try:
+            return self._tool_rounds()
+        except _OutOfTime:
+            return self._forced_answer(Finish.TIMEOUT)
+
+    def _tool_rounds(self) -> AgentOutcome:
         messages = standard_messages(history=self.history, question=self.question, sources=[])
         specs = self.tools.specs()
+        # Before the first model turn, which may take a second or two: the user sees the run has begun.
+        self.events.status("planning", max_iterations=self.limits.max_iterations, tools=len(specs))
         while self.iterations < self.limits.max_iterations:
             self.iterations += 1
-            response = self._complete(messages=messages, tools=specs, system=self.system_prompt)
+            response = self._complete(
+                messages=messages, tools=specs, system=self.system_prompt, until=self.research_deadline
+            )
             if not response.tool_calls:
                 if not response.text.strip():
                     self._retract_turn_text()
@@ -188,13 +212,20 @@ class _AgentLoop:
         return ""
 
     # -- model calls -------------------------------------------------------------------------------
-    def _complete(self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str) -> LLMResponse:
-        """One model turn, streamed: its text reaches the events through `_on_text` as it is written."""
+    def _complete(
+        self, *, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, system: str, until: float
+    ) -> LLMResponse:
+        """One model turn, streamed: its text reaches the events through `_on_text` as it is written.
+
+        A turn still running at `until` is abandoned, unless it is writing its answer: the time
+        kept back after the research deadline is for that answer, so it may use it.
+        """
         self.events.raise_if_cancelled()  # a tool boundary: the turn after the tools ran
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise self._timed_out()
+        if until - time.monotonic() <= 0:
+            raise self._out_of_time()
         with self._text_lock:
+            self._turn += 1
+            turn = self._turn
             self._turn_streamed, self._lead, self._turn_call, self._shown = False, "", "", []
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
         future = pool.submit(
@@ -202,23 +233,34 @@ class _AgentLoop:
             messages=list(messages),
             tools=tools,
             system=system,
-            on_text=self._on_text,
+            on_text=lambda delta: self._on_text(delta, turn=turn),
         )
         pool.shutdown(wait=False)
         self.llm_calls += 1
         try:
-            response = future.result(timeout=remaining)
+            response = future.result(timeout=until - time.monotonic())
         except FuturesTimeoutError:
-            with self._text_lock:
-                self._text_open = False
-            raise self._timed_out() from None
+            response = self._late_turn(future)
         self.usage += response.usage
         self.model = response.model or self.model
         return response
 
-    def _on_text(self, delta: TextDelta) -> None:
+    def _late_turn(self, future: Future[LLMResponse]) -> LLMResponse:
+        """A turn past its deadline: one writing its answer may go on until the total timeout;
+        any other is abandoned, and what it still writes goes nowhere."""
+        if self._turn_streamed:
+            try:
+                return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            except FuturesTimeoutError:
+                pass
         with self._text_lock:
-            if not self._text_open:
+            self._turn += 1
+        raise self._out_of_time()
+
+    def _on_text(self, delta: TextDelta, *, turn: int | None = None) -> None:
+        """`turn`: the model turn that wrote `delta`, when it was a model call (it may have been abandoned)."""
+        with self._text_lock:
+            if turn is not None and turn != self._turn:
                 return
             if delta.call_id != self._turn_call:  # an answering call starts: what came before was a preamble
                 self._retract_locked()
@@ -266,41 +308,60 @@ class _AgentLoop:
         self.events.status("generating", iteration=self.iterations, forced=True, reason=finish.value)
         self._announce_turn = False
         messages = standard_messages(history=self.history, question=self.question, sources=[])
-        stopped = (
-            f"limit of {self.limits.max_iterations} tool rounds reached"
-            if finish is Finish.ITERATION_LIMIT
-            else "the model gave no answer"
-        )
+        stopped = {
+            Finish.ITERATION_LIMIT: f"limit of {self.limits.max_iterations} tool rounds reached",
+            Finish.TIMEOUT: f"time limit of {self.limits.total_timeout_seconds:g} s nearly reached",
+        }.get(finish, "the model gave no answer")
+        trace = self.context.trace_text()
         prompt = final_answer_prompt(
-            question=self.question, sources=self.context.passages, trace=self.context.trace_text(), stopped=stopped
+            question=self.question, sources=self.context.passages, trace=trace, stopped=stopped
         )
         messages[-1] = Message.user(prompt)
-        response = self._complete(messages=messages, tools=None, system=self.final_system_prompt)
+        try:
+            response = self._complete(
+                messages=messages, tools=None, system=self.final_system_prompt, until=self.deadline
+            )
+        except _OutOfTime:
+            # No time is left for the model: the gathered passages answer, at once.
+            self.answered_offline = True
+            response = gathered_answer(
+                question=self.question,
+                passages=self.context.passages,
+                trace=trace,
+                stopped=stopped,
+                on_text=self._on_text,
+            )
         text = response.text
         if not text.strip():
             raise self._fallback("the model gave no final answer")
-        if finish is Finish.ITERATION_LIMIT:
-            note = ITERATION_LIMIT_NOTE.format(limit=self.limits.max_iterations)
-            self._on_text(TextDelta(text=note))
-            text += note
+        notes = {
+            Finish.ITERATION_LIMIT: ITERATION_LIMIT_NOTE.format(limit=self.limits.max_iterations),
+            Finish.TIMEOUT: TIMEOUT_NOTE.format(limit=self.limits.total_timeout_seconds),
+        }
+        if finish in notes:
+            self._on_text(TextDelta(text=notes[finish]))
+            text += notes[finish]
         self.events.flush_text()
         return self._outcome(text, finish)
 
     # -- tools -------------------------------------------------------------------------------------
     def _run_tools(self, calls: Sequence[ToolCall], *, reasoning: str) -> list[Message]:
-        remaining = self.deadline - time.monotonic()
+        # A call carrying the answer (`answer_argument`, already streamed) may use the answer's time.
+        remaining = (self.deadline if self.text_emitted else self.research_deadline) - time.monotonic()
         if remaining <= 0:
-            raise self._timed_out()
+            raise self._out_of_time()
         return self.executor.run(
             calls, reasoning=reasoning, iteration=self.iterations, tool_context=self.tool_context, remaining=remaining
         )
 
     # -- results -----------------------------------------------------------------------------------
-    def _timed_out(self) -> Exception:
-        limit = self.limits.total_timeout_seconds
+    def _out_of_time(self) -> Exception:
+        """What a passed deadline raises: `_OutOfTime`, to answer from what was gathered; or, once
+        answer text reached the user (it cannot be taken back to answer another way), the timeout."""
         if self.text_emitted:
+            limit = self.limits.total_timeout_seconds
             return LLMTimeoutError(f"the agent's total timeout of {limit:g} s passed while answering")
-        return self._fallback(f"total timeout of {limit:g} s reached")
+        return _OutOfTime()
 
     def _fallback(self, reason: str) -> AgentFallbackError:
         return AgentFallbackError(reason, progress=self._progress(finish=None), passages=self.context.passages)
@@ -332,6 +393,7 @@ class _AgentLoop:
             "search_trace": [entry.line() for entry in self.context.trace],
             "finish": finish.value if finish else "fallback",
             "forced_final_answer": finish is not None and finish is not Finish.ANSWERED,
+            "answered_offline": self.answered_offline,
             "fallback_used": finish is None,
             "text_resets": self.text_resets,
             "tool_usage": dict(Counter(record["name"] for record in records)),

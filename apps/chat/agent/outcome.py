@@ -18,24 +18,35 @@ class Finish(StrEnum):
     ANSWERED = "answered"  # the model stopped calling tools and answered
     ITERATION_LIMIT = "iteration_limit"  # answer forced after the last allowed turn
     EMPTY_ANSWER = "empty_answer"  # the model stopped with no text; answer forced
+    TIMEOUT = "timeout"  # research ran out of time; answer forced (offline if the model is too slow)
 
 
 @dataclass(frozen=True)
 class AgentLimits:
-    max_iterations: int = 6
-    total_timeout_seconds: float = 60.0
+    max_iterations: int = 3
+    total_timeout_seconds: float = 15.0
     tool_timeout_seconds: float = 15.0
     context_max_tokens: int = 8000
     max_calls_per_turn: int = 8
+    # The end of the total timeout kept for writing the answer from what was gathered.
+    answer_reserve_seconds: float = 4.0
 
     @classmethod
-    def from_settings(cls) -> AgentLimits:
+    def from_settings(cls, *, max_iterations: int | None = None) -> AgentLimits:
+        """`max_iterations`: a request's own limit, capped by the setting (which may have been
+        lowered since the run was queued)."""
         return cls(
-            max_iterations=settings.AGENT_MAX_ITERATIONS,
+            max_iterations=min(max_iterations or settings.AGENT_MAX_ITERATIONS, settings.AGENT_MAX_ITERATIONS),
             total_timeout_seconds=settings.AGENT_TOTAL_TIMEOUT_SECONDS,
             tool_timeout_seconds=settings.AGENT_TOOL_TIMEOUT_SECONDS,
             context_max_tokens=settings.AGENT_CONTEXT_MAX_TOKENS,
+            answer_reserve_seconds=settings.AGENT_ANSWER_RESERVE_SECONDS,
         )
+
+    @property
+    def research_seconds(self) -> float:
+        """How long tool rounds may go on; at most half the total is kept back for the answer."""
+        return self.total_timeout_seconds - min(self.answer_reserve_seconds, self.total_timeout_seconds / 2)
 
 
 @dataclass(frozen=True)

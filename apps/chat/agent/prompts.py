@@ -6,17 +6,23 @@ import html
 from collections.abc import Sequence
 
 from apps.llm.sources import SourceLike, build_user_prompt, format_sources
+from apps.llm.types import ToolSpec
 
 AGENT_SYSTEM_PROMPT = """\
 You answer questions about the user's files by researching them with tools, then answering.
 
 Strategy:
-1. Start with search_folder, using the specific terms the answer would contain.
+1. Start with search_folder, using the specific terms the answer would contain; narrow it with \
+path_prefix or file_types when the question names a folder or a kind of file.
 2. If the passages do not answer the question, search again with other words (rewrite_query \
 helps), by date (search_by_date_range) or look at recent files (list_recent_files).
-3. Read a document (read_document) when passages are not enough or you need its context.
-4. Make independent calls (two searches, two reads for a comparison) in the same turn.
-5. Stop calling tools as soon as you can answer, and answer.
+3. Read a document (read_document) when passages are not enough or you need its context; \
+rerank_documents orders many gathered passages by relevance; describe_image shows what an image \
+file (photo, scan, screenshot) contains.
+4. Operator-defined tools (webhooks) act outside the folder: call one only when the user's request \
+needs what it does.
+5. Make independent calls (two searches, two reads for a comparison) in the same turn.
+6. Stop calling tools as soon as you can answer, and answer.
 
 Citations: passages and blocks in tool results are numbered n. Cite every statement taken from \
 them with its number in square brackets, like [1] or [2, 3]; use only numbers you were given. A \
@@ -44,9 +50,15 @@ ITERATION_LIMIT_NOTE = (
     "\n\n(I reached the research step limit ({limit}), so this answer is based on what I found until then.)"
 )
 
+TIMEOUT_NOTE = "\n\n(I ran out of research time ({limit:g} s), so this answer is based on what I found until then.)"
 
-def loop_system_prompt(*, base: str, max_iterations: int) -> str:
-    return f"{base}\n\nYou can make at most {max_iterations} rounds of tool calls; then you must answer."
+
+def loop_system_prompt(*, base: str, max_iterations: int, tools: Sequence[ToolSpec]) -> str:
+    """`base` with every tool offered described (the folder's webhooks differ per folder) and the round limit."""
+    listed = "\n".join(f"- {tool.name}: {' '.join(tool.description.split())}" for tool in tools)
+    rounds = "1 round" if max_iterations == 1 else f"{max_iterations} rounds"
+    section = f"\n\nThe tools you are offered:\n{listed}" if tools else ""
+    return f"{base}{section}\n\nYou can make at most {rounds} of tool calls; then you must answer."
 
 
 def rewrite_prompt(*, original_query: str, feedback: str) -> str:

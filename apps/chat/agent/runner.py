@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
-from apps.chat.agent.outcome import progress_attach
+from apps.chat.agent.outcome import AgentLimits, progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.events import RunEvents
@@ -46,6 +46,7 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
                 folder_id=conversation.folder_id, user_id=run.owner_id, question=question, run_id=str(run.pk)
             ),
             events=events,
+            limits=AgentLimits.from_settings(max_iterations=run.max_iterations),
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})

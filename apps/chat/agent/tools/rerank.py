@@ -1,4 +1,5 @@
-"""`rerank_documents`: re-score the passages gathered so far against the question.
+"""`rerank_documents(doc_ids, query)`: re-score the gathered passages of some documents (by
+default, of every document gathered) against the question, and the documents with them.
 
 With a model: one listwise prompt (every candidate cut short, a bounded number of them, a small
 answer budget) that asks for the numbers in order of relevance. Offline, or when the model fails
@@ -8,7 +9,10 @@ then the passages read in full (no score) by cosine similarity to the question i
 model's space. Cosine as the order lost to the search order on both search-quality collections,
 and so did an RRF of the two, and cosine breaking score ties was noise (bench/rerank_quality.py):
 the hybrid already holds this embedding's view. Either way the result is the gathered passages'
-numbers, best first, so the model can read or cite the best.
+numbers, best first, so the model can read or cite the best, and the documents, each scored by its
+best passage. Neither way yields a calibrated relevance, so a score is the place in this ranking:
+1 for the best, falling evenly to 1/count for the last; documents never gathered are named apart
+(the tool re-scores what the run has, it does not search).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 from pydantic import Field
 
 from apps.chat.agent.context import NumberedPassage
-from apps.chat.agent.registry import Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
+from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
 from apps.embeddings.providers import get_embedder
 from apps.llm.base import LLMError
 from apps.llm.factory import get_model
@@ -46,6 +50,11 @@ RANKING_SCHEMA = {
 
 
 class RerankInput(ToolInput):
+    doc_ids: list[int] | None = Field(
+        default=None,
+        max_length=MAX_CANDIDATES,
+        description="file_ids of documents from earlier results to rank. Defaults to every document gathered.",
+    )
     query: str | None = Field(
         default=None, max_length=1000, description="What the passages should answer. Defaults to the question."
     )
@@ -53,33 +62,62 @@ class RerankInput(ToolInput):
 
 
 def rerank_documents(arguments: RerankInput, context: ToolContext) -> ToolOutput:
-    candidates: list[NumberedPassage] = list(context.passages)[-MAX_CANDIDATES:]
+    gathered: list[NumberedPassage] = list(context.passages)
+    wanted = list(dict.fromkeys(arguments.doc_ids or ()))
+    if wanted:
+        gathered = [passage for passage in gathered if passage.passage.file_id in wanted]
+    candidates = gathered[-MAX_CANDIDATES:]
+    # Ids the run never saw get the same answer as another folder's: nothing here is probed.
+    missing = [doc_id for doc_id in wanted if all(p.passage.file_id != doc_id for p in candidates)]
     if not candidates:
+        if wanted:
+            return ToolOutput.error(f"no passages of these documents were gathered ({NOT_FOUND}): search first")
         return ToolOutput.error("nothing gathered yet: search first, then rerank what was found")
     query = arguments.query or context.question
     order, method, usage = _model_order(query, candidates)
     if order is None:
         order, method = offline_order(query, candidates), "offline" + (f" ({method})" if method else "")
     by_n = {passage.n: passage for passage in candidates}
-    ranked = [by_n[n] for n in order if n in by_n][: arguments.top_k]
-    return ToolOutput(
-        data={
-            "query": query,
-            "method": method,
-            "ranking": [
-                {
-                    "n": passage.n,
-                    "file_id": passage.passage.file_id,
-                    "file_name": passage.file_name,
-                    "preview": passage.text[:PREVIEW_CHARS],
-                }
-                for passage in ranked
-            ],
-            "note": "Numbers refer to passages you already have; cite them as before.",
-        },
-        summary=f"best of {len(candidates)}: {', '.join(f'[{passage.n}]' for passage in ranked[:5])} ({method})",
-        usage=usage,
-    )
+    ordered = [by_n[n] for n in order if n in by_n]
+    scores = {passage.n: round(1 - index / len(ordered), 3) for index, passage in enumerate(ordered)}
+    data: dict[str, Any] = {
+        "query": query,
+        "method": method,
+        "documents": _documents(ordered, scores),
+        "ranking": [
+            {
+                "n": passage.n,
+                "file_id": passage.passage.file_id,
+                "file_name": passage.file_name,
+                "score": scores[passage.n],
+                "preview": passage.text[:PREVIEW_CHARS],
+            }
+            for passage in ordered[: arguments.top_k]
+        ],
+        "note": "Numbers refer to passages you already have; cite them as before.",
+    }
+    if missing:
+        data["not_gathered"] = {"doc_ids": missing, "error": NOT_FOUND, "hint": "search or read them first"}
+    best = ", ".join(f"[{passage.n}]" for passage in ordered[:5])
+    return ToolOutput(data=data, summary=f"best of {len(candidates)}: {best} ({method})", usage=usage)
+
+
+def _documents(ordered: Sequence[NumberedPassage], scores: dict[int, float]) -> list[dict[str, Any]]:
+    """Each document once, in the order of its best passage, scored by it; its passages' numbers."""
+    documents: dict[int, dict[str, Any]] = {}
+    for passage in ordered:
+        document = documents.setdefault(
+            passage.passage.file_id,
+            {
+                "doc_id": passage.passage.file_id,
+                "file_name": passage.file_name,
+                "path": passage.path,
+                "score": scores[passage.n],
+                "passages": [],
+            },
+        )
+        document["passages"].append(passage.n)
+    return list(documents.values())
 
 
 def rerank_prompt(query: str, candidates: Sequence[NumberedPassage]) -> str:
@@ -151,8 +189,9 @@ RERANK_TOOLS: tuple[Tool, ...] = (
     pydantic_tool(
         name="rerank_documents",
         description=(
-            "Re-score every passage gathered so far against the question (or query) and return the "
-            "numbers of the best, most relevant first. Use it when searches found many passages."
+            "Re-score the passages gathered so far from some documents (doc_ids; default: all) against "
+            "the question (or query). Returns the documents with relevance scores (1 = best) and the "
+            "passage numbers, most relevant first. Use it when searches found many passages."
         ),
         input_model=RerankInput,
         run=rerank_documents,

@@ -1,9 +1,15 @@
-"""Finding passages: hybrid search, query rewriting, search within a modification-date range."""
+"""Finding passages: hybrid search, query rewriting, search within a modification-date range.
+
+`search_folder` groups its passages by document, best document first, each with its relevance
+score (its best passage's: the hybrid's fused scores compare across searches), and can be kept to
+a path prefix and to file types, as the search API's filters are.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from dataclasses import replace
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -11,7 +17,7 @@ from apps.chat.agent.context import Passage
 from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT, rewrite_prompt
 from apps.chat.agent.registry import DATA_NOTICE, Tool, ToolContext, ToolInput, ToolKind, ToolOutput, pydantic_tool
 from apps.chat.agent.tools.files import file_summary
-from apps.library.selectors import folder_files_modified_between
+from apps.library.selectors import folder_files_modified_between, folder_mime_types
 from apps.llm.base import LLMError
 from apps.llm.extractive import rewrite_query_offline
 from apps.llm.factory import get_model
@@ -20,6 +26,7 @@ from apps.search.selectors import chunk_search
 from apps.search.types import SearchFilters, SearchHit, SearchMode
 
 QUERY_MAX_CHARS = 1000
+FILE_TYPES_MAX = 10
 REWRITE_MAX_TOKENS = 100
 
 
@@ -32,6 +39,16 @@ class SearchFolderInput(ToolInput):
     k: int = Field(default=8, ge=1, le=20, description="How many passages to return.")
     mode: Literal["hybrid", "vector", "keyword"] = Field(
         default="hybrid", description="hybrid (default), vector (meaning only) or keyword (exact words only)."
+    )
+    path_prefix: str | None = Field(
+        default=None,
+        max_length=1024,
+        description="Only files whose path starts with this, e.g. 'finance/2024/'.",
+    )
+    file_types: list[str] | None = Field(
+        default=None,
+        max_length=FILE_TYPES_MAX,
+        description="Only files of these types: extensions ('pdf', 'csv'), MIME types or prefixes ('image/').",
     )
 
 
@@ -61,13 +78,46 @@ class SearchByDateRangeInput(ToolInput):
 
 
 def search_folder(arguments: SearchFolderInput, context: ToolContext) -> ToolOutput:
-    hits = chunk_search(
-        folder_id=context.folder_id, query=arguments.query, k=arguments.k, mode=SearchMode(arguments.mode)
+    path_prefix = (arguments.path_prefix or "").lstrip("/") or None
+    kinds = [kind.strip() for kind in arguments.file_types or () if kind.strip()]
+    mime_types = tuple(
+        sorted({mime for kind in kinds for mime in folder_mime_types(folder_id=context.folder_id, kind=kind)})
     )
-    data = {"query": arguments.query, "mode": arguments.mode, "results": _passages(hits), "notice": DATA_NOTICE}
+    filters = {key: value for key, value in (("path_prefix", path_prefix), ("file_types", kinds)) if value}
+    trace = f'"{arguments.query}" ({arguments.mode})' + "".join(f" {key}={value}" for key, value in filters.items())
+    data: dict[str, Any] = {"query": arguments.query, "mode": arguments.mode, **filters}
+    if kinds and not mime_types:  # an empty filter would not filter: nothing of these types is here
+        data.update(documents=[], message=f"The folder has no files of type {', '.join(kinds)}.")
+        return ToolOutput(data=data, summary=_found([]), trace=trace)
+    hits = chunk_search(
+        folder_id=context.folder_id,
+        query=arguments.query,
+        k=arguments.k,
+        mode=SearchMode(arguments.mode),
+        filters=SearchFilters(path_prefix=path_prefix, mime_types=mime_types),
+    )
+    data.update(documents=documents_of(hits), notice=DATA_NOTICE)
     if not hits:
-        data["message"] = "Nothing matched. Try other words, rewrite_query, or another mode."
-    return ToolOutput(data=data, summary=_found(hits), trace=f'"{arguments.query}" ({arguments.mode})')
+        data["message"] = "Nothing matched. Try other words, rewrite_query, another mode, or fewer filters."
+    return ToolOutput(data=data, summary=_found(hits), trace=trace)
+
+
+def documents_of(hits: list[SearchHit]) -> list[dict[str, Any]]:
+    """The hits grouped by file, in the order of each file's best hit (hits come best first)."""
+    documents: dict[int, dict[str, Any]] = {}
+    for hit in hits:
+        document = documents.setdefault(
+            hit.file_id,
+            {
+                "file_id": hit.file_id,
+                "file_name": hit.file_name,
+                "path": hit.path,
+                "score": round(hit.score, 4),
+                "chunks": [],
+            },
+        )
+        document["chunks"].append(replace(hit_passage(hit), in_document=True))
+    return list(documents.values())
 
 
 def rewrite_query(arguments: RewriteQueryInput, context: ToolContext) -> ToolOutput:
@@ -158,9 +208,10 @@ SEARCH_TOOLS: tuple[Tool, ...] = (
     pydantic_tool(
         name="search_folder",
         description=(
-            "Search the folder's indexed files (semantic + keyword). Returns numbered passages with "
-            "file_id, file_name, path, location and text. Use it first, and again with other words "
-            "when results miss the question."
+            "Search the folder's indexed files (semantic + keyword). Returns documents, best first, "
+            "each with file_id, file_name, path, a relevance score and its matching passages (chunks: "
+            "numbered n, with location and text). Use it first, and again with other words when "
+            "results miss the question; path_prefix and file_types narrow it to part of the folder."
         ),
         input_model=SearchFolderInput,
         run=search_folder,

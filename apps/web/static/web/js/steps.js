@@ -2,6 +2,7 @@
 import { citationHref } from "./citations.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
+import { showDetail } from "./step-detail.js";
 
 export class StepList {
   constructor(list) {
@@ -66,6 +67,7 @@ function fill(step, data) {
   if (data.sources?.length) showSources(step, data.sources);
   else if (data.error) field(step, "output").textContent = data.error;
   else if (step.dataset.state === "running") field(step, "output").textContent = "Running…";
+  if (data.tool_output_data !== undefined) showDetail(step, data.tool_output_data);
   const state = step.dataset.state;
   field(step, "duration").textContent =
     state === "running" ? "running…" : state === "error" ? `failed ${duration(data.duration_ms)}` : duration(data.duration_ms);
