@@ -11,26 +11,28 @@ MAX_STEP_SOURCES = 20
 
 def step_sources(payload: Any) -> list[dict[str, Any]]:
     """Numbered passages anywhere in a rendered tool result (`AgentContext.render`), first seen first,
-    each once: its number, file and chunk (a read block's id is a chunk id too), name and location."""
+    each once: its number, file and chunk (a read block's id is a chunk id too), name and location.
+    A passage listed under its document (search results grouped by file) takes the document's file."""
     found: dict[int, dict[str, Any]] = {}
-    pending = [payload]
+    pending: list[tuple[Any, dict[str, Any]]] = [(payload, {})]
     while pending and len(found) < MAX_STEP_SOURCES:
-        value = pending.pop(0)
+        value, inherited = pending.pop(0)
         if isinstance(value, list):
-            pending[:0] = value
+            pending[:0] = [(item, inherited) for item in value]
         elif isinstance(value, dict):
+            fields = {**inherited, **{k: value[k] for k in ("file_id", "file_name") if k in value}}
             chunk_id = value.get("chunk_id", value.get("block_id"))
-            if isinstance(value.get("n"), int) and isinstance(value.get("file_id"), int) and chunk_id is not None:
+            if isinstance(value.get("n"), int) and isinstance(fields.get("file_id"), int) and chunk_id is not None:
                 found.setdefault(
                     value["n"],
                     {
                         "n": value["n"],
-                        "file_id": value["file_id"],
+                        "file_id": fields["file_id"],
                         "chunk_id": chunk_id,
-                        "file_name": value.get("file_name", ""),
+                        "file_name": fields.get("file_name", ""),
                         "location": value.get("location", ""),
                     },
                 )
             else:
-                pending[:0] = list(value.values())
+                pending[:0] = [(item, fields) for item in value.values()]
     return list(found.values())
