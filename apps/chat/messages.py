@@ -19,6 +19,7 @@ def message_payload(message: Message) -> dict[str, Any]:
         "text": message_text(message),
         "content": content,
         "citations": content.get("citations", []),
+        "sources_consulted": content.get("sources_consulted", []),
         "metadata": message.metadata,
         "created_at": message.created_at.isoformat(),
     }

@@ -19,18 +19,26 @@ def events_url(run: AgentRun) -> str:
 
 
 class MessageOutputSerializer(serializers.ModelSerializer[Message]):
+    """`metadata` of an answer may hold `truncated` (continue it), `notice` and `fallback_reason`
+    (plain sentences: the model was unavailable and the offline answerer answered)."""
+
     text = serializers.SerializerMethodField()
     citations = serializers.SerializerMethodField()
+    sources_consulted = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
-        fields = ["id", "role", "type", "text", "citations", "metadata", "created_at"]
+        fields = ["id", "role", "type", "text", "citations", "sources_consulted", "metadata", "created_at"]
 
     def get_text(self, message: Message) -> str:
         return str(message.content.get("text", ""))
 
     def get_citations(self, message: Message) -> list[dict[str, Any]]:
         return list(message.content.get("citations", []))
+
+    def get_sources_consulted(self, message: Message) -> list[dict[str, Any]]:
+        """The passages an answer citing none of them was written from."""
+        return list(message.content.get("sources_consulted", []))
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
+from apps.chat.continuation import chat_run_continue, is_continuation
 from apps.chat.events import EventCallback, RunEvents
 from apps.chat.messages import message_payload
 from apps.chat.models import (
@@ -43,7 +44,9 @@ from apps.chat.types import Runner, RunResult
 from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.library.models import Folder, FolderStatus
-from apps.llm.base import LLMError, LLMRateLimitError, LLMTimeoutError
+from apps.core.logging import redact
+from apps.llm.base import LLMError
+from apps.llm.failures import failure_kind, failure_reason
 
 logger = logging.getLogger(__name__)
 
@@ -132,18 +135,19 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
             run_fail(run=run, events=events, message="The run was interrupted. Please ask again.", detail="redelivered")
         return run
     started = time.perf_counter()
-    runner = RUNNERS.get(run.mode)
+    runner = chat_run_continue if is_continuation(run) else RUNNERS.get(run.mode)
     try:
         result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
     except Exception as exc:
         if isinstance(exc, LLMError):
-            logger.warning("run %s: model failed: %r", run.pk, exc)
-            message = _llm_error_message(exc)
+            logger.warning("run %s: model failed (%s): %s", run.pk, failure_kind(exc), redact(repr(exc)))
+            message = failure_reason(exc)
         else:
             logger.exception("run %s failed", run.pk)
             message = "Something went wrong while answering."
         progress, total_ms = progress_of(exc), _ms_since(started)
-        run_fail(run=run, events=events, message=message, detail=repr(exc), progress=progress, total_ms=total_ms)
+        detail = redact(repr(exc))  # kept on the run for operators (admin), never shown to its user
+        run_fail(run=run, events=events, message=message, detail=detail, progress=progress, total_ms=total_ms)
     else:
         run_complete(run=run, events=events, result=result, total_ms=_ms_since(started))
     return run
@@ -160,21 +164,23 @@ def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_m
     now = timezone.now()
     tokens = result.usage.as_metrics()
     metrics: dict[str, Any] = {**result.metrics, "total_ms": total_ms, "tokens": tokens}
-    citations = [citation.as_dict() for citation in result.citations]
     with transaction.atomic():
-        answer = Message.objects.create(
-            conversation_id=run.conversation_id,
-            role=MessageRole.AGENT,
-            content={"text": result.text, "citations": citations},
-            metadata={
-                "run_id": str(run.pk),
-                "mode": run.mode,
-                "model": result.model,
-                "tokens": tokens,
-                "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
-                **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
-            },
-        )
+        if result.continues_message_id is not None:
+            answer = answer_continued(message_id=result.continues_message_id, run=run, result=result)
+        else:
+            answer = Message.objects.create(
+                conversation_id=run.conversation_id,
+                role=MessageRole.AGENT,
+                content=answer_content(result),
+                metadata={
+                    "run_id": str(run.pk),
+                    "mode": run.mode,
+                    "model": result.model,
+                    "tokens": tokens,
+                    "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
+                    **answer_flags(result),
+                },
+            )
         run.answer = answer
         run.status = RunStatus.COMPLETED
         run.finished_at = now
@@ -206,6 +212,41 @@ def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_m
             "status": RunStatus.COMPLETED,
         },
     )
+    return answer
+
+
+def answer_content(result: RunResult) -> dict[str, Any]:
+    content: dict[str, Any] = {"text": result.text, "citations": [citation.as_dict() for citation in result.citations]}
+    if result.sources_consulted:
+        content["sources_consulted"] = [citation.as_dict() for citation in result.sources_consulted]
+    return content
+
+
+def answer_flags(result: RunResult) -> dict[str, Any]:
+    """The answer's metadata that the page shows: why it came offline, and whether it was cut short."""
+    return {
+        **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+        **({"notice": result.notice} if result.notice else {}),
+        "truncated": result.truncated,
+    }
+
+
+def answer_continued(*, message_id: int, run: AgentRun, result: RunResult) -> Message:
+    """A continuation completes its answer in place: the whole text, and what the new part cites."""
+    answer = Message.objects.select_for_update().get(pk=message_id, conversation_id=run.conversation_id)
+    content = answer_content(result)
+    cited = {citation["n"] for citation in answer.content.get("citations", [])}
+    content["citations"] = [
+        *answer.content.get("citations", []),
+        *(citation for citation in content["citations"] if citation["n"] not in cited),
+    ]
+    answer.content = content
+    answer.metadata = {
+        **answer.metadata,
+        **answer_flags(result),
+        "continued_by": [*answer.metadata.get("continued_by", []), str(run.pk)],
+    }
+    answer.save(update_fields=["content", "metadata", "updated_at"])
     return answer
 
 
@@ -313,11 +354,3 @@ def inbox_message_add(
 
 def _ms_since(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
-
-
-def _llm_error_message(exc: LLMError) -> str:
-    if isinstance(exc, LLMRateLimitError):
-        return "The model provider is rate limiting requests. Please try again shortly."
-    if isinstance(exc, LLMTimeoutError):
-        return "The model took too long to answer. Please try again."
-    return "The model provider returned an error; the answer could not be generated."

@@ -11,6 +11,7 @@ urlpatterns = [
         apis.ConversationArchiveApi.as_view(),
         name="conversation-archive",
     ),
+    path("messages/<int:message_id>/continue", apis.AnswerContinueApi.as_view(), name="answer-continue"),
     path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),
     path("metrics/agent", metrics_api.AgentMetricsApi.as_view(), name="agent-metrics"),
