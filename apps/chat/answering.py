@@ -95,12 +95,32 @@ def answer_from_sources(
         answer = _from_model(
             llm=llm, messages=messages, system=system, sources=sources, events=events, run_id=run_id, on_text=on_text
         )
-    if not answer.citations and _NOT_FOUND.search(answer.text):
+    text, consulted = answer_supplement(
+        text=answer.text, citations=answer.citations, sources=sources, searched=searched, on_text=on_text
+    )
+    events.flush_text()
+    return replace(
+        answer, text=text, sources_consulted=consulted, first_text_at=first_text_at[0] if first_text_at else None
+    )
+
+
+def answer_supplement(
+    *,
+    text: str,
+    citations: Sequence[Citation],
+    sources: Sequence[NumberedSource],
+    searched: Sequence[str],
+    on_text: TextCallback,
+) -> tuple[str, tuple[Citation, ...]]:
+    """An uncited answer's text and sources consulted: one that found nothing says (and streams)
+    what was searched; any other gets the passages it was given."""
+    if citations:
+        return text, ()
+    if _NOT_FOUND.search(text) or not sources:
         note = searched_note(queries=searched, sources=sources)
         on_text(TextDelta(text=f"\n\n{note}"))
-        answer = replace(answer, text=f"{answer.text}\n\n{note}", sources_consulted=())
-    events.flush_text()
-    return replace(answer, first_text_at=first_text_at[0] if first_text_at else None)
+        return f"{text}\n\n{note}", ()
+    return text, tuple(source.citation() for source in sources)
 
 
 def _from_model(
@@ -145,16 +165,7 @@ def _from_model(
                 on_text(TextDelta(text=again.text))
                 text, citations = again.text, recited
                 truncated = again.stop_reason is StopReason.MAX_TOKENS
-    consulted = () if citations else tuple(source.citation() for source in sources)
-    return Answer(
-        text=text,
-        citations=citations,
-        model=model,
-        usage=usage,
-        llm_calls=calls,
-        truncated=truncated,
-        sources_consulted=consulted,
-    )
+    return Answer(text=text, citations=citations, model=model, usage=usage, llm_calls=calls, truncated=truncated)
 
 
 def _cite_again(

@@ -43,8 +43,8 @@ from apps.chat.standard import chat_run_standard
 from apps.chat.types import Runner, RunResult
 from apps.core import task_limits
 from apps.core.api import ConflictError
-from apps.library.models import Folder, FolderStatus
 from apps.core.logging import redact
+from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError
 from apps.llm.failures import failure_kind, failure_reason
 

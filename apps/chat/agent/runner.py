@@ -13,9 +13,10 @@ from typing import Any
 from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
-from apps.chat.agent.outcome import progress_attach
+from apps.chat.agent.outcome import AgentProgress, progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
+from apps.chat.answering import answer_supplement
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message
 from apps.chat.selectors import conversation_history
@@ -49,7 +50,16 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})
-    return outcome_result(outcome)
+    result = outcome_result(outcome)
+    text, consulted = answer_supplement(
+        text=result.text,
+        citations=result.citations,
+        sources=[passage.source() for passage in outcome.context.passages],
+        searched=[*_queries(outcome.progress), question],
+        on_text=events.text,
+    )
+    events.flush_text()
+    return dataclasses.replace(result, text=text, sources_consulted=consulted)
 
 
 def run_question(run: AgentRun) -> Message:
@@ -74,6 +84,7 @@ def outcome_result(outcome: AgentOutcome, *, metrics: dict[str, Any] | None = No
         metrics={**progress.metrics, **(metrics or {})},
         iterations=progress.iterations,
         tool_calls=progress.tool_calls,
+        truncated=outcome.truncated,
     )
 
 
@@ -87,7 +98,13 @@ def standard_fallback(
     gathered = [passage.source() for passage in error.passages]
     progress = error.progress
     try:
-        result = chat_run_standard(run=run, events=events, gathered=gathered)
+        result = chat_run_standard(
+            run=run,
+            events=events,
+            gathered=gathered,
+            searched=_queries(progress),
+            model_failure=error.model_failure,
+        )
     except Exception as exc:
         progress_attach(exc, progress)
         raise
@@ -99,3 +116,12 @@ def standard_fallback(
         tool_calls=progress.tool_calls,
         fallback_reason=error.reason,
     )
+
+
+def _queries(progress: AgentProgress) -> list[str]:
+    """The searches the loop ran, for an answer that found nothing to say what was searched."""
+    return [
+        str(call.get("input", {}).get("query", ""))
+        for call in progress.tool_calls
+        if isinstance(call.get("input"), dict) and call.get("input", {}).get("query")
+    ]
