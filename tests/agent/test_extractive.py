@@ -51,7 +51,11 @@ def test_weak_results_make_it_rewrite_and_search_again(library):
     assert [name for name, _ in steps(events)] == ["search_folder", "rewrite_query", "search_folder"]
     assert run.tool_calls[2]["input"]["query"] == "boiling point mercury"
     answer = Message.objects.get(pk=run.answer_id)
-    assert answer.content == {"text": NOTHING_RELEVANT, "citations": []}
+    found_nothing, searched = answer.content["text"].split("\n\n")
+    assert found_nothing == NOTHING_RELEVANT and answer.content["citations"] == []
+    # What was searched: each query the agent ran (the question was the first), and the files it read.
+    assert searched.startswith("Searched this folder for “What is the boiling point of mercury?”, “boiling point mercury” and read")
+    assert "finance/W2_2024.pdf" in searched
     assert [e.data["phase"] for e in events if e.type == "status"] == [
         "searching",
         "rewriting",
