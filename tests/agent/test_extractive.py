@@ -54,7 +54,8 @@ def test_weak_results_make_it_rewrite_and_search_again(library):
     found_nothing, searched = answer.content["text"].split("\n\n")
     assert found_nothing == NOTHING_RELEVANT and answer.content["citations"] == []
     # What was searched: each query the agent ran (the question was the first), and the files it read.
-    assert searched.startswith("Searched this folder for “What is the boiling point of mercury?”, “boiling point mercury” and read")
+    queries = "“What is the boiling point of mercury?”, “boiling point mercury”"
+    assert searched.startswith(f"Searched this folder for {queries} and read")
     assert "finance/W2_2024.pdf" in searched
     assert [e.data["phase"] for e in events if e.type == "status"] == [
         "searching",

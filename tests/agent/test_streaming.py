@@ -14,7 +14,6 @@ from apps.chat.agent.prompts import FINAL_ANSWER_SYSTEM_PROMPT
 from apps.chat.models import Message
 from apps.chat.services import chat_start, run_execute
 from apps.core.events import Event
-from apps.llm.base import LLMUnavailableError
 from apps.llm.scripted import text_response, tool_call_response
 from apps.llm.sources import parse_user_prompt
 from tests.support.agent_runs import QUESTION, ask

@@ -118,7 +118,8 @@ def test_history_goes_with_the_question(library, scripted):
 
 def test_history_is_bounded_by_tokens(library, scripted, settings):
     settings.CHAT_HISTORY_MAX_TOKENS = 30
-    scripted.push(LLMResponse(text="x " * 200 + "[1]"), LLMResponse(text="short answer [1]"), LLMResponse(text="ok [1]"))
+    answers = ["x " * 200 + "[1]", "short answer [1]", "ok [1]"]  # cited: no answer is asked again
+    scripted.push(*(LLMResponse(text=text) for text in answers))
     first, _ = ask(library.folder, "first question")
     ask(library.folder, "second question", conversation=first.conversation)
 
