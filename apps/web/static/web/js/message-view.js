@@ -1,5 +1,6 @@
 // One message in the chat: a question, or an answer that may still be streaming its steps and text.
 import { citationLabel, renderAnswer } from "./answer.js";
+import { renderNotes } from "./answer-notes.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
 import { openPassage } from "./passage.js";
@@ -14,6 +15,9 @@ export function questionItem(text) {
 }
 
 export class AnswerView {
+  // Set by the chat page: continues a cut-short answer (`metadata.truncated`) in this view.
+  static continueAnswer = null;
+
   constructor() {
     this.item = clone("message-item");
     this.item.classList.add("message-agent");
@@ -66,6 +70,8 @@ export class AnswerView {
       ),
     );
     field(this.item, "meta").textContent = describe(message.metadata ?? {}, this.item);
+    const { continueAnswer } = AnswerView;
+    renderNotes(this.item, message, continueAnswer && ((button) => continueAnswer(message, this, button)));
   }
 
   fail(text) {
