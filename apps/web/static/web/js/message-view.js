@@ -86,6 +86,7 @@ function describe(metadata, item) {
   const parts = [metadata.mode === "agent" ? "Agent mode" : "Standard"];
   if (steps) parts.push(`${steps} step${steps === 1 ? "" : "s"}`);
   if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
-  if (metadata.fallback_reason) parts.push(`answered in standard mode (${metadata.fallback_reason})`);
+  if (metadata.fallback_reason && metadata.mode === "agent") parts.push(`answered in standard mode (${metadata.fallback_reason})`);
+  else if (metadata.fallback_reason) parts.push(metadata.fallback_reason);
   return parts.join(" · ");
 }
