@@ -66,7 +66,7 @@ class Answer:
 
 def answer_from_sources(
     *,
-    llm: LLMProvider | None,
+    llm: LLMProvider,
     messages: Sequence[Message],
     system: str,
     sources: Sequence[NumberedSource],
@@ -77,8 +77,8 @@ def answer_from_sources(
 ) -> Answer:
     """Stream the answer to `messages` (whose last turn holds `sources`, numbered) to `events`.
 
-    `llm` None, with the `failure` that made it so, answers offline at once (an agent whose model
-    failed must not call it again). `searched`: the queries run, for an answer that found nothing.
+    `failure`: the model already failed in this run (an agent's), so the answer comes offline at
+    once, without calling it again. `searched`: the queries run, for an answer that found nothing.
     """
     first_text_at: list[float] = []
 
@@ -87,10 +87,8 @@ def answer_from_sources(
             first_text_at.append(time.perf_counter())
         events.text(delta)
 
-    if llm is None:
-        answer = _offline(
-            messages=messages, sources=sources, events=events, failure=failure or FailureKind.REJECTED, on_text=on_text
-        )
+    if failure is not None:
+        answer = _offline(messages=messages, sources=sources, events=events, failure=failure, on_text=on_text)
     else:
         answer = _from_model(
             llm=llm, messages=messages, system=system, sources=sources, events=events, run_id=run_id, on_text=on_text
@@ -196,8 +194,7 @@ def _offline(
         text=response.text,
         citations=answer_citations(answer=response.text, sources=sources),
         model=offline.model,
-        usage=response.usage,
-        failure=failure,
+        failure=failure,  # its usage is left out: word counts, not tokens any model was paid for
     )
 
 

@@ -53,7 +53,7 @@ def chat_run_standard(
 
     events.status("generating", sources=len(sources))
     answer = answer_from_sources(
-        llm=None if model_failure else get_llm("answer"),
+        llm=get_llm("answer"),
         messages=messages,
         system=STANDARD_SYSTEM_PROMPT,
         sources=sources,

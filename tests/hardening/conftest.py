@@ -23,6 +23,7 @@ class Owned:
     run: AgentRun
     suggestion: OrganizationSuggestion
     move: FileMove
+    answer: Message
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -40,6 +41,7 @@ class Owned:
             "run_id": self.run.pk,
             "suggestion_id": self.suggestion.pk,
             "move_id": self.move.pk,
+            "message_id": self.answer.pk,
         }
 
 
@@ -69,4 +71,7 @@ def owned(user, tmp_path) -> Owned:
         owner=user, folder=folder, file=file, source_path="inbox/note.txt", target_folder="taxes", confidence=0.9
     )
     move = FileMove.objects.create(owner=user, file=file, from_path="old/note.txt", to_path="inbox/note.txt")
-    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move)
+    answer = Message.objects.create(
+        conversation=conversation, role="agent", content={"text": "hello"}, metadata={"run_id": str(run.pk)}
+    )
+    return Owned(folder, file, conversation, inbox_conversation, run, suggestion, move, answer)

@@ -76,6 +76,7 @@ def _url(path: str, owned) -> str:
         "suggestion_id": owned.suggestion.pk,
         "move_id": owned.move.pk,
         "file_id": owned.file.pk,
+        "message_id": owned.answer.pk,
     }
     if path.startswith("/api/inbox/conversations/"):
         ids["conversation_id"] = owned.inbox_conversation.pk
