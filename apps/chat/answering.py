@@ -23,7 +23,7 @@ from apps.core.logging import redact
 from apps.llm.base import LLMError, LLMProvider
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.failures import REASONS, UNAVAILABLE_NOTICE, FailureKind, failure_kind
-from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, TextDelta, Usage
+from apps.llm.types import Message, StopReason, TextCallback, TextDelta, Usage
 
 logger = logging.getLogger(__name__)
 
@@ -149,34 +149,50 @@ def _from_model(
     model, usage, calls = response.model or llm.model, response.usage, 1
     text, truncated = response.text, response.stop_reason is StopReason.MAX_TOKENS
     citations = answer_citations(answer=text, sources=sources)
-    # The offline answerer cites whatever it picks: asking it again could not add a citation.
-    retry = not isinstance(llm, ExtractiveProvider)
-    if retry and sources and not citations and not truncated and not _NOT_FOUND.search(text):
-        again = _cite_again(llm=llm, messages=messages, system=system, text=text, run_id=run_id)
-        calls += 1
-        if again is not None:
-            usage += again.usage
-            recited = answer_citations(answer=again.text, sources=sources)
-            if recited:
-                events.flush_text()
-                events.emit("text_reset", {"reason": "citations"})
-                on_text(TextDelta(text=again.text))
-                text, citations = again.text, recited
-                truncated = again.stop_reason is StopReason.MAX_TOKENS
-    return Answer(text=text, citations=citations, model=model, usage=usage, llm_calls=calls, truncated=truncated)
+    answer = Answer(text=text, citations=citations, model=model, usage=usage, llm_calls=calls, truncated=truncated)
+    if not needs_citations(llm=llm, answer=answer, sources=sources):
+        return answer
+    return cite_again(
+        llm=llm, messages=messages, system=system, answer=answer, sources=sources, events=events, run_id=run_id
+    )
 
 
-def _cite_again(
-    *, llm: LLMProvider, messages: Sequence[Message], system: str, text: str, run_id: object
-) -> LLMResponse | None:
-    """The one retry of an uncited answer, not streamed: it replaces what was shown only if it cites."""
+def needs_citations(*, llm: LLMProvider, answer: Answer, sources: Sequence[NumberedSource]) -> bool:
+    """Whether to ask once more: passages were given, the whole answer cites none, and it found
+    something. The offline answerer cites whatever it picks: asking it again could add nothing."""
+    if isinstance(llm, ExtractiveProvider) or not sources or answer.citations or answer.truncated:
+        return False
+    return not _NOT_FOUND.search(answer.text)
+
+
+def cite_again(
+    *,
+    llm: LLMProvider,
+    messages: Sequence[Message],
+    system: str,
+    answer: Answer,
+    sources: Sequence[NumberedSource],
+    events: RunEvents,
+    run_id: object,
+) -> Answer:
+    """The one retry of an uncited answer to `messages`, not streamed: it replaces the answer shown
+    (`text_reset`, then its text) only when it cites; otherwise the first answer stands."""
+    asked = [*messages, Message.assistant(answer.text), Message.user(CITE_AGAIN_PROMPT)]
     try:
-        return llm.complete(
-            messages=[*messages, Message.assistant(text), Message.user(CITE_AGAIN_PROMPT)], system=system
-        )
+        again = llm.complete(messages=asked, system=system)
     except LLMError as exc:
         logger.warning("run %s: citation retry failed (%s): %s", run_id, failure_kind(exc), redact(repr(exc)))
-        return None
+        return replace(answer, llm_calls=answer.llm_calls + 1)
+    counted = replace(answer, usage=answer.usage + again.usage, llm_calls=answer.llm_calls + 1)
+    citations = answer_citations(answer=again.text, sources=sources)
+    if not citations:
+        return counted
+    events.flush_text()
+    events.emit("text_reset", {"reason": "citations"})
+    events.text(TextDelta(text=again.text))
+    events.flush_text()
+    truncated = again.stop_reason is StopReason.MAX_TOKENS
+    return replace(counted, text=again.text, citations=citations, truncated=truncated)
 
 
 def _offline(

@@ -150,3 +150,20 @@ def test_an_answer_that_found_nothing_says_what_was_searched(library, sdk, wire_
     assert searched.startswith(f"Searched this folder for “{QUESTION}” and read ")
     assert "finance/W2_2024.pdf" in searched and "recipes/pancakes.md" in searched
     assert "".join(e.data["text"] for e in events if e.type == "text_delta") == text
+
+
+@pytest.mark.django_db(transaction=True)  # the agent's tools run in threads of their own
+def test_an_uncited_agent_answer_is_asked_once_more_from_what_it_gathered(library, sdk, wire_stub):
+    wire_stub.reply_tool_calls(StubToolCall("call_1", "search_folder", {"query": "federal income tax withheld"}))
+    wire_stub.reply_text("Federal income tax withheld was 12,300 dollars.")
+    wire_stub.reply_text("Federal income tax withheld was 12,300 dollars [1].")
+
+    run, events = ask(library, agent_mode=True)
+
+    *_, again = wire_stub.requests
+    assert turns(again)[-1] == ("user", CITE_AGAIN_PROMPT) and "tools" not in again.body
+    answer = Message.objects.get(pk=run.answer_id)
+    assert answer.content["text"] == "Federal income tax withheld was 12,300 dollars [1]."
+    assert [c["n"] for c in answer.content["citations"]] == [1]
+    assert run.metrics["citation_retry"] is True
+    assert [e.data.get("reason") for e in events if e.type == "text_reset"] == ["citations"]

@@ -16,14 +16,16 @@ from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_ru
 from apps.chat.agent.outcome import AgentProgress, progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
-from apps.chat.answering import answer_supplement
+from apps.chat.answering import Answer, answer_supplement, cite_again, needs_citations
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message
+from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, HistoryTurn, NumberedSource, standard_messages
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
 from apps.library.access import folders_visible
+from apps.llm.factory import get_llm
 
 logger = logging.getLogger(__name__)
 
@@ -50,16 +52,52 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})
-    result = outcome_result(outcome)
+    sources = [passage.source() for passage in outcome.context.passages]
+    result = _cited(
+        outcome_result(outcome), run=run, events=events, question=question, history=history, sources=sources
+    )
     text, consulted = answer_supplement(
         text=result.text,
         citations=result.citations,
-        sources=[passage.source() for passage in outcome.context.passages],
+        sources=sources,
         searched=[*_queries(outcome.progress), question],
         on_text=events.text,
     )
     events.flush_text()
     return dataclasses.replace(result, text=text, sources_consulted=consulted)
+
+
+def _cited(
+    result: RunResult,
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    question: str,
+    history: list[HistoryTurn],
+    sources: list[NumberedSource],
+) -> RunResult:
+    """An answer citing none of the passages the loop gathered is asked once more, from them."""
+    llm = get_llm("agent")
+    answer = Answer(text=result.text, citations=result.citations, model=result.model, truncated=result.truncated)
+    if not needs_citations(llm=llm, answer=answer, sources=sources):
+        return result
+    again = cite_again(
+        llm=llm,
+        messages=standard_messages(history=history, question=question, sources=sources),
+        system=STANDARD_SYSTEM_PROMPT,
+        answer=answer,
+        sources=sources,
+        events=events,
+        run_id=run.pk,
+    )
+    return dataclasses.replace(
+        result,
+        text=again.text,
+        citations=again.citations,
+        truncated=again.truncated,
+        usage=result.usage + again.usage,
+        metrics={**result.metrics, "llm_calls": result.metrics.get("llm_calls", 0) + 1, "citation_retry": True},
+    )
 
 
 def run_question(run: AgentRun) -> Message:
