@@ -278,4 +278,9 @@ def map_openai_error(exc: Exception) -> LLMError:
         )
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
         return LLMUnavailableError(f"OpenAI unreachable: {exc}")
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LLMBadResponseError(f"OpenAI: {exc}")
+    if isinstance(exc, openai.APIError):
+        # An error event inside a 200 stream: the service failed midway, as a 5xx says.
+        return LLMUnavailableError(f"OpenAI stream error: {exc}", status_code=500)
     return LLMError(f"OpenAI: {exc}")

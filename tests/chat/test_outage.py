@@ -127,6 +127,7 @@ def test_a_stream_that_breaks_midway_is_taken_back_and_answered_offline(library,
     assert run.status == "completed" and len(wire_stub.requests) == 1  # text was shown: never retried
     types = [event.type for event in events]
     assert types.index("text_reset") < types.index("notice")
+    assert events[types.index("notice")].data["failure"] == "server_error"  # an error event inside the stream
     after_reset = "".join(e.data["text"] for e in events[types.index("text_reset") :] if e.type == "text_delta")
     assert after_reset == Message.objects.get(pk=run.answer_id).content["text"]
 

@@ -158,8 +158,5 @@ def standard_fallback(
 
 def _queries(progress: AgentProgress) -> list[str]:
     """The searches the loop ran, for an answer that found nothing to say what was searched."""
-    return [
-        str(call.get("input", {}).get("query", ""))
-        for call in progress.tool_calls
-        if isinstance(call.get("input"), dict) and call.get("input", {}).get("query")
-    ]
+    arguments = [call.get("input") for call in progress.tool_calls]
+    return [str(given["query"]) for given in arguments if isinstance(given, dict) and given.get("query")]
