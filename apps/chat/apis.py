@@ -143,6 +143,7 @@ class AnswerContinueApi(APIView):
         message = selectors.answer_get(user=request.user, message_id=message_id)
         if message is None:
             raise Http404("Message not found.")
+        folder_access(user=request.user, folder_id=message.conversation.folder_id)  # still allowed to ask it
         run = answer_continue_start(user=request.user, message=message)  # type: ignore[arg-type]
         services.run_enqueue(run=run)
         body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}

@@ -40,7 +40,9 @@ def answer_continue_start(*, user: AbstractBaseUser, message: Message) -> AgentR
         raise ConflictError("This conversation is archived; start a new one.")
     if AgentRun.objects.filter(question=message, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).exists():
         raise ConflictError("This answer is already being continued.")
-    original = AgentRun.objects.get(pk=message.metadata["run_id"])
+    original = AgentRun.objects.filter(pk=message.metadata.get("run_id")).first()
+    if original is None:
+        raise ApplicationError("This answer cannot be continued; ask again.")
     return AgentRun.objects.create(
         owner_id=user.pk, conversation_id=message.conversation_id, question=message, mode=original.mode
     )
