@@ -12,7 +12,8 @@ export function renderNotes(item, message, onContinue) {
   for (const old of bubble.querySelectorAll(".answer-note")) old.remove();
   const metadata = message.metadata ?? {};
   if (metadata.notice) {
-    bubble.querySelector(".answer").before(h("p", { class: "answer-note message-notice", role: "note" }, metadata.notice));
+    const notice = h("p", { class: "answer-note message-notice", role: "note" }, metadata.notice);
+    bubble.querySelector(".answer").before(notice);
   }
   const consulted = message.sources_consulted ?? message.content?.sources_consulted ?? [];
   if (consulted.length) {

@@ -86,7 +86,8 @@ function describe(metadata, item) {
   const parts = [metadata.mode === "agent" ? "Agent mode" : "Standard"];
   if (steps) parts.push(`${steps} step${steps === 1 ? "" : "s"}`);
   if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
-  if (metadata.fallback_reason && metadata.mode === "agent") parts.push(`answered in standard mode (${metadata.fallback_reason})`);
-  else if (metadata.fallback_reason) parts.push(metadata.fallback_reason);
+  // An agent's reason says why it answered as standard mode does; standard mode's, why offline.
+  const reason = metadata.fallback_reason;
+  if (reason) parts.push(metadata.mode === "agent" ? `answered in standard mode (${reason})` : reason);
   return parts.join(" · ");
 }
