@@ -320,9 +320,21 @@ _DEFAULT_MODELS = {
 }.get(LLM_PROVIDER, {"router": "gpt-4o-mini", "agent": "gpt-4o", "answer": "gpt-4o"})
 LLM_MODELS = {role: env_str(f"LLM_MODEL_{role.upper()}", model) for role, model in _DEFAULT_MODELS.items()}
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
+# Per role: the router answers a short JSON object; a summary is a paragraph. An answer cut at its
+# limit is marked truncated, and the chat page offers to continue it.
+LLM_MAX_TOKENS_ROUTER = env_int("LLM_MAX_TOKENS_ROUTER", 100)
+LLM_MAX_TOKENS_AGENT = env_int("LLM_MAX_TOKENS_AGENT", LLM_MAX_TOKENS)
+LLM_MAX_TOKENS_ANSWER = env_int("LLM_MAX_TOKENS_ANSWER", LLM_MAX_TOKENS)
+LLM_MAX_TOKENS_SUMMARY = env_int("LLM_MAX_TOKENS_SUMMARY", 400)
 LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.2)
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 4)
+# The inbox router's model call, before its offline classifier: one try, this long at most.
+LLM_ROUTER_TIMEOUT_SECONDS = env_float("LLM_ROUTER_TIMEOUT_SECONDS", 1.5)
+# After this many consecutive failed calls a model service is skipped (answers come offline) for
+# the cool-down, per process: a dead API does not cost every user a timeout.
+LLM_BREAKER_FAILURES = env_int("LLM_BREAKER_FAILURES", 3)
+LLM_BREAKER_COOLDOWN_SECONDS = env_float("LLM_BREAKER_COOLDOWN_SECONDS", 30.0)
 # Whether the answer model takes images (describe_image): by default OpenAI and Anthropic do, while
 # an OpenAI-compatible server (a base URL) is assumed not to unless said.
 LLM_VISION = env_bool("LLM_VISION", LLM_PROVIDER == "anthropic" or (LLM_PROVIDER == "openai" and not OPENAI_BASE_URL))

@@ -15,6 +15,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.chat import controls, selectors, services
+from apps.chat.continuation import answer_continue_start
 from apps.chat.events import STEP_DOC
 from apps.chat.models import Conversation, ConversationStatus, FeedbackRating
 from apps.chat.serializers import (
@@ -215,3 +216,29 @@ class MessageFeedbackApi(APIView):
             comment=data.validated_data["comment"],
         )
         return Response(FeedbackOutputSerializer(feedback).data)
+
+
+class AnswerContinueApi(APIView):
+    """Continue an answer the model cut short (`metadata.truncated`): a new run completes the same
+    message, streaming only the new text on `events_url`."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "chat"
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: ChatAcceptedOutputSerializer,
+            400: error_response("The answer was not cut short."),
+            409: error_response("The conversation is archived, or the answer is already being continued."),
+        },
+    )
+    def post(self, request: Request, message_id: int) -> Response:
+        message = selectors.answer_get(user=request.user, message_id=message_id)
+        if message is None:
+            raise Http404("Message not found.")
+        folder_access(user=request.user, folder_id=message.conversation.folder_id)  # still allowed to ask it
+        run = answer_continue_start(user=request.user, message=message)  # type: ignore[arg-type]
+        services.run_enqueue(run=run)
+        body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}
+        return Response(ChatAcceptedOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)

@@ -19,7 +19,7 @@ EventCallback = Callable[[Event], None]
 # to a reader and keeps a long answer to a few dozen events.
 TEXT_FLUSH_SECONDS = 0.05
 # Steps a person follows: each carries when it happened and a one-line account of it.
-STEP_EVENTS = frozenset({"status", "tool_call", "tool_result", "text_reset"})
+STEP_EVENTS = frozenset({"status", "tool_call", "tool_result", "text_reset", "notice"})
 # Where a run may stop when asked to (`apps.chat.cancel`): before a phase or a tool call starts. The
 # other place is each text flush (`text`). Never at `message`, `done` or `error`: the run is ending.
 CANCEL_POINTS = frozenset({"status", "tool_call"})
@@ -27,8 +27,10 @@ STEP_DOC = (
     "Server-sent events, in order: `status` (phase), `tool_call`, `tool_result`, `text_delta` "
     "(answer text as the model writes it), `text_reset` (text streamed so far belonged to a turn "
     "that went on to call tools, or was a reply whose tool call failed: discard it), "
+    "`notice` (the model is unavailable: `kind` model_unavailable, `failure` one of unreachable, timeout, "
+    "server_error, auth, rate_limited, paused, rejected; the answer comes from the offline answerer), "
     "`message` (the saved answer), then `done` or `error`. "
-    "Step events (status, tool_call, tool_result, text_reset) also carry `timestamp` (ISO 8601, UTC) "
+    "Step events (status, tool_call, tool_result, text_reset, notice) also carry `timestamp` (ISO 8601, UTC) "
     "and `message`, a one-line human account of the step."
 )
 MESSAGE_VALUE_CHARS = 80

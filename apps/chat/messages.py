@@ -21,6 +21,7 @@ def message_payload(message: Message) -> dict[str, Any]:
         "content": content,
         "citations": content.get("citations", []),
         "steps": content.get("steps", []),
+        "sources_consulted": content.get("sources_consulted", []),
         "metadata": message.metadata,
         "created_at": message.created_at.isoformat(),
     }

@@ -75,5 +75,15 @@ def conversation_history(
     return turns[::-1]
 
 
+def answer_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Message | None:
+    """An answer in one of the user's folder chats."""
+    return (
+        Message.objects.select_related("conversation")
+        .filter(pk=message_id, role=MessageRole.AGENT, conversation__owner_id=user.pk)
+        .filter(conversation__kind=ConversationKind.CHAT)
+        .first()
+    )
+
+
 def run_get(*, user: AbstractBaseUser | AnonymousUser, run_id: uuid.UUID) -> AgentRun | None:
     return AgentRun.objects.filter(pk=run_id, owner_id=user.pk).first()

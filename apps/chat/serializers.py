@@ -39,14 +39,29 @@ class StepOutputSerializer(serializers.Serializer):
 
 
 class MessageOutputSerializer(serializers.ModelSerializer[Message]):
+    """`metadata` of an answer may hold `truncated` (continue it), `notice` and `fallback_reason`
+    (plain sentences: the model was unavailable and the offline answerer answered)."""
+
     text = serializers.SerializerMethodField()
     citations = serializers.SerializerMethodField()
     steps = serializers.SerializerMethodField()
     feedback = serializers.SerializerMethodField()
+    sources_consulted = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
-        fields = ["id", "role", "type", "text", "citations", "steps", "feedback", "metadata", "created_at"]
+        fields = [
+            "id",
+            "role",
+            "type",
+            "text",
+            "citations",
+            "sources_consulted",
+            "steps",
+            "feedback",
+            "metadata",
+            "created_at",
+        ]
 
     def get_text(self, message: Message) -> str:
         return str(message.content.get("text", ""))
@@ -63,6 +78,10 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
         """The asker's rating; only present when the selector prefetched it (`my_feedback`)."""
         mine = getattr(message, "my_feedback", None)
         return FeedbackOutputSerializer(mine[0]).data if mine else None
+
+    def get_sources_consulted(self, message: Message) -> list[dict[str, Any]]:
+        """The passages an answer citing none of them was written from."""
+        return list(message.content.get("sources_consulted", []))
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):

@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +28,7 @@ from django.utils import timezone
 from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
 from apps.chat.cancel import RunCancelled
+from apps.chat.continuation import chat_run_continue, is_continuation
 from apps.chat.events import EventCallback, RunEvents
 from apps.chat.messages import message_payload, run_steps
 from apps.chat.models import (
@@ -44,9 +45,11 @@ from apps.chat.standard import chat_run_standard
 from apps.chat.types import Citation, Runner, RunResult
 from apps.core import task_limits
 from apps.core.api import ConflictError
+from apps.core.logging import redact
 from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
-from apps.llm.base import LLMError, LLMRateLimitError, LLMTimeoutError
+from apps.llm.base import LLMError
+from apps.llm.failures import failure_kind, failure_reason
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +147,7 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
         run_fail(run=run, events=events, message="This folder is no longer available to you.", detail="no access")
         return run
     started = time.perf_counter()
-    runner = RUNNERS.get(run.mode)
+    runner = chat_run_continue if is_continuation(run) else RUNNERS.get(run.mode)
     try:
         result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
     except RunCancelled as exc:
@@ -158,13 +161,14 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
         )
     except Exception as exc:
         if isinstance(exc, LLMError):
-            logger.warning("run %s: model failed: %r", run.pk, exc)
-            message = _llm_error_message(exc)
+            logger.warning("run %s: model failed (%s): %s", run.pk, failure_kind(exc), redact(repr(exc)))
+            message = failure_reason(exc)
         else:
             logger.exception("run %s failed", run.pk)
             message = "Something went wrong while answering."
         progress, total_ms = progress_of(exc), _ms_since(started)
-        run_fail(run=run, events=events, message=message, detail=repr(exc), progress=progress, total_ms=total_ms)
+        detail = redact(repr(exc))  # kept on the run for operators (admin), never shown to its user
+        run_fail(run=run, events=events, message=message, detail=detail, progress=progress, total_ms=total_ms)
     else:
         run_complete(run=run, events=events, result=result, total_ms=_ms_since(started))
     return run
@@ -188,15 +192,17 @@ def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_m
         "model": result.model,
         "tokens": tokens,
         "timings_ms": {key: value for key, value in metrics.items() if key.endswith("_ms")},
-        **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+        **answer_flags(result),
     }
+    continues = result.continues_message_id
     return _run_answer(
         run=run,
         events=events,
         status=RunStatus.COMPLETED,
-        content={"text": result.text, "citations": [citation.as_dict() for citation in result.citations]},
+        content=answer_content(result),
         metadata=metadata,
         fields=["metrics", "iterations", "tool_calls", "fallback_reason"],
+        write=None if continues is None else lambda: answer_continued(message_id=continues, run=run, result=result),
     )
 
 
@@ -235,25 +241,31 @@ def _run_answer(
     content: dict[str, Any],
     metadata: dict[str, Any],
     fields: list[str],
+    write: Callable[[], Message] | None = None,
 ) -> Message:
     """Save the run's answer and its end, then publish `message` and `done` with the status.
 
     The answer keeps the run's steps (`content.steps`) and how long the asker waited
-    (`metadata.waited_ms`), so a reloaded conversation shows what the live one did.
+    (`metadata.waited_ms`), so a reloaded conversation shows what the live one did. `write`: how
+    the answer is saved instead of as a new message (a continuation completes its message).
     """
     now = timezone.now()
     steps = run_steps(run.tool_calls)
     with transaction.atomic():
-        answer = Message.objects.create(
-            conversation_id=run.conversation_id,
-            role=MessageRole.AGENT,
-            content={**content, **({"steps": steps} if steps else {})},
-            metadata={
-                "run_id": str(run.pk),
-                "mode": run.mode,
-                "waited_ms": _waited_ms(run=run, first_text_at=events.first_text_at, finished_at=now),
-                **metadata,
-            },
+        answer = (
+            write()
+            if write is not None
+            else Message.objects.create(
+                conversation_id=run.conversation_id,
+                role=MessageRole.AGENT,
+                content={**content, **({"steps": steps} if steps else {})},
+                metadata={
+                    "run_id": str(run.pk),
+                    "mode": run.mode,
+                    "waited_ms": _waited_ms(run=run, first_text_at=events.first_text_at, finished_at=now),
+                    **metadata,
+                },
+            )
         )
         run.answer = answer
         run.status = status
@@ -280,6 +292,41 @@ def _waited_ms(*, run: AgentRun, first_text_at: dt.datetime | None, finished_at:
         "first_text": since_asked(first_text_at),
         "done": since_asked(finished_at),
     }
+
+
+def answer_content(result: RunResult) -> dict[str, Any]:
+    content: dict[str, Any] = {"text": result.text, "citations": [citation.as_dict() for citation in result.citations]}
+    if result.sources_consulted:
+        content["sources_consulted"] = [citation.as_dict() for citation in result.sources_consulted]
+    return content
+
+
+def answer_flags(result: RunResult) -> dict[str, Any]:
+    """The answer's metadata that the page shows: why it came offline, and whether it was cut short."""
+    return {
+        **({"fallback_reason": result.fallback_reason} if result.fallback_reason else {}),
+        **({"notice": result.notice} if result.notice else {}),
+        "truncated": result.truncated,
+    }
+
+
+def answer_continued(*, message_id: int, run: AgentRun, result: RunResult) -> Message:
+    """A continuation completes its answer in place: the whole text, and what the new part cites."""
+    answer = Message.objects.select_for_update().get(pk=message_id, conversation_id=run.conversation_id)
+    content = answer_content(result)
+    cited = {citation["n"] for citation in answer.content.get("citations", [])}
+    content["citations"] = [
+        *answer.content.get("citations", []),
+        *(citation for citation in content["citations"] if citation["n"] not in cited),
+    ]
+    answer.content = content
+    answer.metadata = {
+        **answer.metadata,
+        **answer_flags(result),
+        "continued_by": [*answer.metadata.get("continued_by", []), str(run.pk)],
+    }
+    answer.save(update_fields=["content", "metadata", "updated_at"])
+    return answer
 
 
 def run_fail(
@@ -386,11 +433,3 @@ def inbox_message_add(
 
 def _ms_since(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
-
-
-def _llm_error_message(exc: LLMError) -> str:
-    if isinstance(exc, LLMRateLimitError):
-        return "The model provider is rate limiting requests. Please try again shortly."
-    if isinstance(exc, LLMTimeoutError):
-        return "The model took too long to answer. Please try again."
-    return "The model provider returned an error; the answer could not be generated."

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
+from apps.chat.answering import answer_from_sources
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun
@@ -20,12 +21,21 @@ from apps.chat.prompts import (
 from apps.chat.selectors import conversation_history
 from apps.chat.types import RunResult
 from apps.llm.factory import get_llm
-from apps.llm.types import TextDelta
+from apps.llm.failures import FailureKind
 from apps.search.selectors import chunk_search
 
 
-def chat_run_standard(*, run: AgentRun, events: RunEvents, gathered: Sequence[NumberedSource] = ()) -> RunResult:
-    """`gathered`: passages an agent found before it fell back; they lead, the search adds to them."""
+def chat_run_standard(
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    gathered: Sequence[NumberedSource] = (),
+    searched: Sequence[str] = (),
+    model_failure: FailureKind | None = None,
+) -> RunResult:
+    """`gathered`: passages an agent found before it fell back; they lead, the search adds to them.
+    `searched`: the agent's queries, told with the question when nothing is found. `model_failure`:
+    the agent's model failed, so the answer comes offline without asking a model again."""
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
     question = str(run.question.content.get("text", ""))
@@ -46,39 +56,44 @@ def chat_run_standard(*, run: AgentRun, events: RunEvents, gathered: Sequence[Nu
         max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
     )
     messages = standard_messages(history=history, question=question, sources=sources)
-    searched = time.perf_counter()
+    searched_at = time.perf_counter()
 
     events.status("generating", sources=len(sources))
-    llm = get_llm("answer")
-    first_text_at: list[float] = []
-
-    def on_text(delta: TextDelta) -> None:
-        if not first_text_at:
-            first_text_at.append(time.perf_counter())
-        events.text(delta)
-
     try:
-        response = llm.complete(messages=messages, system=STANDARD_SYSTEM_PROMPT, on_text=on_text)
+        answer = answer_from_sources(
+            llm=get_llm("answer"),
+            messages=messages,
+            system=STANDARD_SYSTEM_PROMPT,
+            sources=sources,
+            searched=[*searched, question],
+            events=events,
+            run_id=run.pk,
+            failure=model_failure,
+        )
     except RunCancelled as exc:  # the stopped answer's [n] still point at their sources
         exc.citations = answer_citations(answer=events.text_so_far(), sources=sources)
         raise
-    events.flush_text()
     generated = time.perf_counter()
     return RunResult(
-        text=response.text,
-        citations=answer_citations(answer=response.text, sources=sources),
-        model=response.model or llm.model,
-        usage=response.usage,
+        text=answer.text,
+        citations=answer.citations,
+        model=answer.model,
+        usage=answer.usage,
         metrics={
             "searches": 1,
-            "llm_calls": 1,
+            "llm_calls": answer.llm_calls,
             "sources": len(sources),
             "gathered_sources": len(gathered),
             "history_turns": len(history),
-            "search_ms": _ms(searched - started),
-            "first_token_ms": _ms(first_text_at[0] - searched) if first_text_at else None,
-            "generation_ms": _ms(generated - searched),
+            "search_ms": _ms(searched_at - started),
+            "first_token_ms": _ms(answer.first_text_at - searched_at) if answer.first_text_at else None,
+            "generation_ms": _ms(generated - searched_at),
+            **({"model_failure": answer.failure.value} if answer.failure else {}),
         },
+        fallback_reason=answer.fallback_reason,
+        notice=answer.notice,
+        truncated=answer.truncated,
+        sources_consulted=answer.sources_consulted,
     )
 
 

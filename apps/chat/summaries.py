@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from apps.chat.models import DocumentSummary
@@ -16,7 +17,6 @@ from apps.library.selectors import Block, file_blocks
 from apps.llm.base import LLMProvider
 from apps.llm.types import Message, Usage
 
-SUMMARY_MAX_TOKENS = 400
 # What the model reads of a long file: blocks spread over the whole document, within this budget.
 SUMMARY_INPUT_CHARS = 24_000
 MAX_BLOCKS_SCANNED = 2000
@@ -54,7 +54,7 @@ def document_summary_get(*, file: File, llm: LLMProvider | None) -> Summary:
     response = llm.complete(
         messages=[Message.user(summary_prompt(file=file, blocks=blocks))],
         system=SUMMARY_SYSTEM_PROMPT,
-        max_tokens=SUMMARY_MAX_TOKENS,
+        max_tokens=settings.LLM_MAX_TOKENS_SUMMARY,
         temperature=0.0,
     )
     text = response.text.strip()

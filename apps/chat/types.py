@@ -39,7 +39,11 @@ class RunResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     iterations: int = 0
     tool_calls: tuple[dict[str, Any], ...] = ()
-    fallback_reason: str = ""
+    fallback_reason: str = ""  # a fixed sentence (`apps.llm.failures.REASONS`), never an exception's text
+    notice: str = ""  # shown above the answer: the model was unavailable and the offline answerer answered
+    truncated: bool = False  # the model stopped at its token limit; the answer can be continued
+    sources_consulted: tuple[Citation, ...] = ()  # passages an answer citing none of them was written from
+    continues_message_id: int | None = None  # a continuation: the answer message it completes
 
 
 class Runner(Protocol):

@@ -17,6 +17,7 @@ urlpatterns = [
         name="conversation-regenerate",
     ),
     path("messages/<int:message_id>/feedback", apis.MessageFeedbackApi.as_view(), name="message-feedback"),
+    path("messages/<int:message_id>/continue", apis.AnswerContinueApi.as_view(), name="answer-continue"),
     path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/cancel", apis.RunCancelApi.as_view(), name="run-cancel"),
     path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),

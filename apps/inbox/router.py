@@ -4,7 +4,8 @@
    long text that asks nothing) is save. No model is asked.
 2. The router model (`get_llm("router")`) answers JSON `{intent, confidence, params}`, parsed
    defensively; the extractive provider is no model, so its offline classifier answers instead,
-   as it does when the model fails or answers nonsense.
+   as it does when the model fails or answers nonsense. The model gets one try of at most
+   `LLM_ROUTER_TIMEOUT_SECONDS` (no retries): a slow or dead API costs a message that long, no more.
 3. Confidence under `MIN_CONFIDENCE` becomes chat (which asks what the user meant), and so do
    confirm/reject when nothing is pending.
 
@@ -20,10 +21,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+from django.conf import settings
+
 from apps.llm.base import LLMError, LLMProvider
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_llm
+from apps.llm.failures import failure_kind
 from apps.llm.types import Message
 
 logger = logging.getLogger(__name__)
@@ -33,7 +37,6 @@ RULE_CONFIDENCE = 0.95
 SAVE_CONFIDENCE = 0.9
 # Pasted content is long and asks nothing (seed 002: "long text without question marks").
 SAVE_MIN_CHARS = 280
-ROUTER_MAX_TOKENS = 100
 # Asked of the provider as JSON mode / structured output; `parse_router_output` still validates.
 ROUTER_SCHEMA = {
     "type": "object",
@@ -126,19 +129,19 @@ def _classify(*, text: str, pending: str | None, context: Sequence[str], llm: LL
         return Route(intent=Intent.SAVE, confidence=SAVE_CONFIDENCE, params={"url": text.strip()}, method=Method.RULE)
     if _is_pasted_text(text):
         return Route(intent=Intent.SAVE, confidence=SAVE_CONFIDENCE, method=Method.RULE)
-    provider = llm or get_llm("router")
+    provider = llm or get_llm("router", timeout_seconds=settings.LLM_ROUTER_TIMEOUT_SECONDS, max_retries=0)
     if isinstance(provider, ExtractiveProvider):
         return _offline(text, pending=pending, method=Method.OFFLINE)
     try:
         response = provider.complete(
             messages=[Message.user(_prompt(text=text, pending=pending, context=context))],
             system=ROUTER_SYSTEM_PROMPT,
-            max_tokens=ROUTER_MAX_TOKENS,
+            max_tokens=settings.LLM_MAX_TOKENS_ROUTER,
             temperature=0.0,
             json_schema=ROUTER_SCHEMA,
         )
     except LLMError as exc:
-        logger.warning("router model failed, classifying offline: %r", exc)
+        logger.warning("router model failed (%s), classifying offline: %r", failure_kind(exc), exc)
         return _offline(text, pending=pending, method=Method.OFFLINE_FALLBACK)
     parsed = parse_router_output(response.text)
     if parsed is None:

@@ -16,6 +16,7 @@ from anthropic.types import Usage as AnthropicUsage
 
 from apps.llm.base import (
     AnswerArguments,
+    Breaker,
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
@@ -52,6 +53,7 @@ class AnthropicProvider:
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         retry_policy: RetryPolicy | None = None,
+        breaker: Breaker | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
         prompt_cache: bool = True,
@@ -61,6 +63,7 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry_policy = retry_policy or RetryPolicy()
+        self.breaker = breaker
         # max_retries=0: call_with_retry is the single place that retries, with our backoff.
         self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
 
@@ -133,7 +136,7 @@ class AnthropicProvider:
             except (anthropic.AnthropicError, httpx.HTTPError) as exc:
                 raise guard.seal(map_anthropic_error(exc)) from exc
 
-        return call_with_retry(attempt, policy=self.retry_policy)
+        return call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker)
 
     def _cache_control(self) -> dict[str, Any]:
         # Off (ANTHROPIC_PROMPT_CACHE=0) for compatible servers that reject the field.

@@ -75,6 +75,20 @@ class LLMBadResponseError(LLMError):
     """The service answered, but with something we cannot use (malformed tool arguments, no content)."""
 
 
+class LLMCircuitOpenError(LLMUnavailableError):
+    """Not sent: the service failed too often lately (`apps.llm.breaker`); retrying now would only wait."""
+
+    retryable = False
+
+
+class Breaker(Protocol):
+    """What `call_with_retry` tells a circuit breaker (`apps.llm.breaker.CircuitBreaker`)."""
+
+    def before_call(self) -> None: ...
+    def record_success(self) -> None: ...
+    def record_failure(self, error: LLMError) -> None: ...
+
+
 def error_from_status(*, status_code: int, message: str, headers: Mapping[str, str] | None = None) -> LLMError:
     if status_code == 429:
         return LLMRateLimitError(message, retry_after=parse_retry_after(headers or {}))
@@ -125,19 +139,32 @@ def call_with_retry(
     policy: RetryPolicy,
     sleep: Callable[[float], None] = time.sleep,
     rand: Callable[[], float] = random.random,
+    breaker: Breaker | None = None,
 ) -> T:
-    """Run `call`, retrying retryable `LLMError`s up to `policy.max_attempts` attempts in total."""
+    """Run `call`, retrying retryable `LLMError`s up to `policy.max_attempts` attempts in total.
+
+    With a `breaker`, an open one refuses before anything is sent, and the call's final outcome
+    (after its retries) is what it counts: an outage of the service, not a request it rejected.
+    """
+    if breaker is not None:
+        breaker.before_call()
     attempt = 0
     while True:
         try:
-            return call()
+            result = call()
         except LLMError as error:
             attempt += 1
             if not error.retryable or attempt >= policy.max_attempts:
+                if breaker is not None:
+                    breaker.record_failure(error)
                 raise
             wait = policy.delay(attempt=attempt - 1, error=error, rand=rand)
             logger.warning("LLM call failed (%s), retry %d in %.2fs", error, attempt, wait)
             sleep(wait)
+        else:
+            if breaker is not None:
+                breaker.record_success()
+            return result
 
 
 class StreamGuard:

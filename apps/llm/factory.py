@@ -1,7 +1,11 @@
-"""`get_llm(role)`: the provider configured for a role (router, agent, answer)."""
+"""`get_llm(role)`: the provider configured for a role (router, agent, answer).
+
+Network providers of one service (provider and base URL) share a circuit breaker (`apps.llm.breaker`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from apps.llm.anthropic_provider import AnthropicProvider
 from apps.llm.base import LLMProvider, RetryPolicy
+from apps.llm.breaker import breaker_for
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.openai_provider import OpenAIProvider
 from apps.llm.scripted import ScriptedProvider
@@ -38,13 +43,21 @@ class ProviderConfig:
     max_tokens: int = 1024
     temperature: float = 0.2
     prompt_cache: bool = True  # Anthropic's cache_control on the system prompt and tools
+    breaker_failures: int = 3
+    breaker_cooldown_seconds: float = 30.0
 
 
-def get_llm(role: str) -> LLMProvider:
+def get_llm(role: str, *, timeout_seconds: float | None = None, max_retries: int | None = None) -> LLMProvider:
+    """`timeout_seconds` / `max_retries` bound a call tighter than the settings do (the inbox router)."""
     override = _overrides.get(role) or _overrides.get(None)
     if override is not None:
         return override
-    return build_provider(provider_config(role=role, settings=django_settings))
+    config = provider_config(role=role, settings=django_settings)
+    if timeout_seconds is not None:
+        config = dataclasses.replace(config, timeout_seconds=min(timeout_seconds, config.timeout_seconds))
+    if max_retries is not None:
+        config = dataclasses.replace(config, max_retries=max_retries)
+    return build_provider(config)
 
 
 def get_model(role: str) -> LLMProvider | None:
@@ -68,9 +81,12 @@ def provider_config(*, role: str, settings: Any) -> ProviderConfig:
         base_url=getattr(settings, f"{prefix}_BASE_URL", "") or "",
         timeout_seconds=settings.LLM_TIMEOUT_SECONDS,
         max_retries=settings.LLM_MAX_RETRIES,
-        max_tokens=settings.LLM_MAX_TOKENS,
+        # LLM_MAX_TOKENS_ROUTER, _AGENT, _ANSWER; LLM_MAX_TOKENS where one is not set.
+        max_tokens=getattr(settings, f"LLM_MAX_TOKENS_{role.upper()}", settings.LLM_MAX_TOKENS),
         temperature=settings.LLM_TEMPERATURE,
         prompt_cache=getattr(settings, "ANTHROPIC_PROMPT_CACHE", True),
+        breaker_failures=getattr(settings, "LLM_BREAKER_FAILURES", 3),
+        breaker_cooldown_seconds=getattr(settings, "LLM_BREAKER_COOLDOWN_SECONDS", 30.0),
     )
 
 
@@ -90,6 +106,11 @@ def build_provider(config: ProviderConfig) -> LLMProvider:
         "base_url": config.base_url or None,
         "timeout_seconds": config.timeout_seconds,
         "retry_policy": RetryPolicy(max_attempts=config.max_retries + 1),
+        "breaker": breaker_for(
+            service=f"{config.provider} {config.base_url or 'default'}",
+            failures=config.breaker_failures,
+            cooldown_seconds=config.breaker_cooldown_seconds,
+        ),
         "max_tokens": config.max_tokens,
         "temperature": config.temperature,
     }

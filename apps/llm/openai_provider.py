@@ -21,6 +21,7 @@ from openai.types.chat import (
 
 from apps.llm.base import (
     AnswerArguments,
+    Breaker,
     LLMBadResponseError,
     LLMError,
     LLMTimeoutError,
@@ -58,6 +59,7 @@ class OpenAIProvider:
         base_url: str | None = None,
         timeout_seconds: float = 60.0,
         retry_policy: RetryPolicy | None = None,
+        breaker: Breaker | None = None,
         max_tokens: int = 1024,
         temperature: float = 0.2,
         structured_outputs: bool | None = None,
@@ -66,6 +68,7 @@ class OpenAIProvider:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry_policy = retry_policy or RetryPolicy()
+        self.breaker = breaker
         # OpenAI itself wants `max_completion_tokens` (reasoning models reject `max_tokens`), while
         # compatible servers reached through a base URL reliably understand only `max_tokens`.
         self._max_tokens_key = "max_tokens" if base_url else "max_completion_tokens"
@@ -108,7 +111,7 @@ class OpenAIProvider:
             except (openai.OpenAIError, httpx.HTTPError) as exc:
                 raise guard.seal(map_openai_error(exc)) from exc
 
-        return call_with_retry(attempt, policy=self.retry_policy)
+        return call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker)
 
     def _json_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         if not self._structured_outputs:
@@ -275,4 +278,9 @@ def map_openai_error(exc: Exception) -> LLMError:
         )
     if isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
         return LLMUnavailableError(f"OpenAI unreachable: {exc}")
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LLMBadResponseError(f"OpenAI: {exc}")
+    if isinstance(exc, openai.APIError):
+        # An error event inside a 200 stream: the service failed midway, as a 5xx says.
+        return LLMUnavailableError(f"OpenAI stream error: {exc}", status_code=500)
     return LLMError(f"OpenAI: {exc}")

@@ -52,7 +52,12 @@ def test_weak_results_make_it_rewrite_and_search_again(library, settings):
     assert [name for name, _ in steps(events)] == ["search_folder", "rewrite_query", "search_folder"]
     assert run.tool_calls[2]["input"]["query"] == "boiling point mercury"
     answer = Message.objects.get(pk=run.answer_id)
-    assert (answer.content["text"], answer.content["citations"]) == (NOTHING_RELEVANT, [])
+    found_nothing, searched = answer.content["text"].split("\n\n")
+    assert found_nothing == NOTHING_RELEVANT and answer.content["citations"] == []
+    # What was searched: each query the agent ran (the question was the first), and the files it read.
+    queries = "“What is the boiling point of mercury?”, “boiling point mercury”"
+    assert searched.startswith(f"Searched this folder for {queries} and read")
+    assert "finance/W2_2024.pdf" in searched
     # The answer keeps its steps for a reloaded page.
     assert [step["tool_name"] for step in answer.content["steps"]] == [name for name, _ in steps(events)]
     assert [e.data["phase"] for e in events if e.type == "status"] == [

@@ -110,7 +110,8 @@ def test_a_provider_error_is_a_fallback_signal_carrying_the_progress():
     with pytest.raises(AgentFallbackError) as caught:
         run_loop(llm)
 
-    assert caught.value.reason == "model error: slow down"
+    assert caught.value.reason == "The model service is receiving too many requests."
+    assert caught.value.model_failure == "rate_limited"
     progress = caught.value.progress
     assert progress.iterations == 2 and [c["name"] for c in progress.tool_calls] == ["folder_tree"]
     assert progress.metrics["fallback_used"] is True and progress.metrics["finish"] == "fallback"

@@ -198,23 +198,25 @@ def test_a_slow_tool_times_out_as_an_error_result_and_the_loop_goes_on(library, 
     assert run.metrics["tool_errors"] == 1
 
 
-def test_provider_failure_falls_back_to_standard_mode(library, scripted):
+def test_provider_failure_answers_offline_from_what_was_gathered(library, scripted):
     scripted.push(
         tool_call_response(("search_folder", {"query": "tax withheld"})),
         LLMUnavailableError("upstream 503"),
-        text_response("Federal income tax withheld was 12,300 dollars [1]."),
     )
 
     run, events = ask(library.folder, QUESTION)
 
-    assert run.status == RunStatus.COMPLETED
-    assert run.fallback_reason == "model error: upstream 503"
+    assert run.status == RunStatus.COMPLETED and scripted.remaining == 0  # the model is not asked again
+    assert run.fallback_reason == "The model service could not be reached."
     assert run.metrics["fallback_used"] is True and run.metrics["searches"] == 1  # standard's own search
     assert run.metrics["agent"]["searches"] == 1 and run.metrics["agent"]["llm_calls"] == 2
+    assert run.metrics["llm_calls"] == 0 and run.metrics["model_failure"] == "unreachable"
     assert [c["name"] for c in run.tool_calls] == ["search_folder"]
     after = [e.data.get("phase") or e.type for e in events][[e.type for e in events].index("tool_result") + 1 :]
-    assert after[:3] == ["fallback", "searching", "generating"] and after[-2:] == ["message", "done"]
-    assert answer_message(run).content["citations"][0]["n"] == 1
+    assert after[:4] == ["fallback", "searching", "generating", "notice"] and after[-2:] == ["message", "done"]
+    answer = answer_message(run)
+    assert answer.metadata["model"] == "extractive" and answer.content["citations"]
+    assert answer.metadata["notice"] == "The model is unavailable; these are the most relevant passages."
 
 
 def test_a_broken_loop_falls_back_to_standard_mode(library, scripted, monkeypatch):
@@ -226,7 +228,7 @@ def test_a_broken_loop_falls_back_to_standard_mode(library, scripted, monkeypatc
 
     run, _ = ask(library.folder, QUESTION)
 
-    assert run.status == RunStatus.COMPLETED and run.fallback_reason == "agent loop failed: RuntimeError: render bug"
+    assert run.status == RunStatus.COMPLETED and run.fallback_reason == "The agent ran into a problem."
 
 
 def test_another_folders_file_ids_are_refused_and_nothing_leaks(library, secret_file, scripted):

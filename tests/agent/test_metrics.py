@@ -22,9 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def runs(library, scripted, wire_stub, settings):
+def runs(library, scripted, wire_stub, settings, monkeypatch):
     """Four runs of the library's owner: standard, agent with a rewrite, agent that fell back, and
-    agent that failed mid-answer."""
+    agent whose answer broke mid-stream and whose fallback failed too."""
     settings.AGENT_MAX_ITERATIONS = 4  # the rewrite run's three tool rounds, then its answer
     scripted.push(LLMResponse(text="Standard [1].", usage=Usage(input_tokens=100, output_tokens=10)))
     ask(library.folder, QUESTION, agent_mode=False)
@@ -42,11 +42,15 @@ def runs(library, scripted, wire_stub, settings):
     scripted.push(
         tool_call_response(("search_folder", {"query": "tax withheld"})),
         LLMUnavailableError("upstream 503"),
-        text_response("Standard after fallback [1]."),
     )
     ask(library.folder, QUESTION)
 
-    # Through the real SDK: the answer starts streaming, then the stream breaks.
+    # Through the real SDK: the answer starts streaming, then the stream breaks; the offline
+    # fallback's search fails as well.
+    def index_down(**kwargs):
+        raise RuntimeError("index unavailable")
+
+    monkeypatch.setattr("apps.chat.standard.chunk_search", index_down)
     wire_stub.reply_tool_calls(StubToolCall("call_1", "search_folder", {"query": "tax withheld"}))
     wire_stub.cut_stream("Federal", " income")
     sdk = OpenAIProvider(
@@ -59,7 +63,7 @@ def runs(library, scripted, wire_stub, settings):
 
 def test_a_run_that_fails_mid_answer_keeps_its_metrics(runs):
     failed = AgentRun.objects.get(pk=runs.pk)
-    assert failed.status == "error" and "stub stream cut" in failed.error
+    assert failed.status == "error" and "index unavailable" in failed.error
     assert failed.iterations == 2 and [call["name"] for call in failed.tool_calls] == ["search_folder"]
     assert failed.metrics["searches"] == 1 and failed.metrics["finish"] == "fallback"
     assert isinstance(failed.metrics["total_ms"], int)
@@ -81,7 +85,8 @@ def test_the_metrics_endpoint_aggregates_the_owners_runs(runs, library, api_clie
     assert body["average_iterations"] == round((4 + 2 + 2) / 3, 2)
     assert body["tool_usage"] == {"search_folder": 4, "rewrite_query": 1}
     assert body["rewrites"] == {"count": 1, "succeeded": 1, "success_rate": 1.0}
-    assert body["fallback"] == {"count": 1, "rate": round(1 / 3, 3), "reasons": {"model error": 1}}
+    reasons = {"The model service could not be reached.": 1}
+    assert body["fallback"] == {"count": 1, "rate": round(1 / 3, 3), "reasons": reasons}
     assert body["tokens"]["input"] >= 400 and body["tokens"]["output"] >= 30
 
     tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).isoformat()
@@ -110,7 +115,7 @@ def test_the_admin_page_shows_every_users_metrics(runs, client, django_user_mode
     assert page.status_code == 200
     html = page.content.decode()
     assert "Agent metrics" in html and "standard: 1" in html and "agent: 3" in html
-    assert "model error: 1" in html and "search_folder: 4" in html
+    assert "The model service could not be reached.: 1" in html and "search_folder: 4" in html
     assert client.get("/admin/chat/agentrun/").content.decode().count("/admin/chat/agentrun/metrics/") == 1
 
 

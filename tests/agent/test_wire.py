@@ -106,17 +106,17 @@ def test_refinement_flow_through_the_sdk(library, sdk, wire_stub, settings):
     assert run.metrics["llm_calls"] == 5
 
 
-def test_a_provider_failure_falls_back_to_standard_through_the_sdk(library, sdk, wire_stub):
+def test_a_provider_failure_answers_offline_through_the_sdk(library, sdk, wire_stub):
     wire_stub.fail(500)
-    wire_stub.reply_text("Federal income tax withheld was 12,300 dollars [1].")
 
     run, events = ask(library.folder, QUESTION)
 
-    assert run.status == "completed" and run.fallback_reason.startswith("model error:")
-    assert "tools" in wire_stub.requests[0].body and "tools" not in wire_stub.requests[1].body
-    assert wire_stub.requests[1].body["stream"] is True  # standard mode streams
+    assert run.status == "completed" and run.fallback_reason == "The model service reported an error on its side."
+    (sent,) = wire_stub.requests  # the failing provider is not asked again in the run
+    assert "tools" in sent.body
     fallback = next(e.data for e in events if e.type == "status" and e.data["phase"] == "fallback")
     assert fallback["reason"] == run.fallback_reason and fallback["message"].startswith("Falling back")
+    assert Message.objects.get(pk=run.answer_id).metadata["model"] == "extractive"
 
 
 def test_prompt_cache_tokens_reach_the_run_metrics_through_the_anthropic_sdk(library, settings, wire_stub):

@@ -118,14 +118,15 @@ def test_history_goes_with_the_question(library, scripted):
 
 def test_history_is_bounded_by_tokens(library, scripted, settings):
     settings.CHAT_HISTORY_MAX_TOKENS = 30
-    scripted.push(LLMResponse(text="x " * 200), LLMResponse(text="short answer"), LLMResponse(text="ok"))
+    answers = ["x " * 200 + "[1]", "short answer [1]", "ok [1]"]  # cited: no answer is asked again
+    scripted.push(*(LLMResponse(text=text) for text in answers))
     first, _ = ask(library.folder, "first question")
     ask(library.folder, "second question", conversation=first.conversation)
 
     ask(library.folder, "third question", conversation=first.conversation)
 
     history = [m.content for m in scripted.requests[2].messages[:-1]]
-    assert history == ["second question", "short answer"]  # the long first answer does not fit
+    assert history == ["second question", "short answer [1]"]  # the long first answer does not fit
 
 
 def test_document_text_cannot_escape_its_source_element(library, scripted):
@@ -163,19 +164,25 @@ def test_extractive_says_plainly_when_nothing_is_relevant(user, settings):
     run, _ = ask(make_folder(user, "empty"), "What is the capital of Mongolia?")
 
     answer = Message.objects.get(pk=run.answer_id)
-    assert answer.content == {"text": NOTHING_RELEVANT, "citations": []}
+    searched = "Searched this folder for “What is the capital of Mongolia?”: nothing matched."
+    assert answer.content == {"text": f"{NOTHING_RELEVANT}\n\n{searched}", "citations": []}
 
 
-def test_model_failure_ends_the_run_with_an_error_event(library, scripted):
+def test_model_failure_answers_offline_with_a_notice(library, scripted):
     scripted.push(LLMUnavailableError("upstream 503"))
 
     run, events = ask(library.folder, WAGES)
 
     run.refresh_from_db()
-    assert run.status == RunStatus.ERROR and "upstream 503" in run.error and run.answer_id is None
-    assert events[-1].type == "error"
-    assert "upstream" not in events[-1].data["message"]  # provider details stay in the run record
-    assert not Message.objects.filter(conversation=run.conversation, role=MessageRole.AGENT).exists()
+    assert run.status == RunStatus.COMPLETED and run.error == ""
+    assert run.fallback_reason == "The model service could not be reached."
+    answer = Message.objects.get(pk=run.answer_id)
+    assert answer.metadata["notice"] == "The model is unavailable; these are the most relevant passages."
+    assert answer.metadata["model"] == "extractive" and "84,500" in answer.content["text"]
+    assert {c["path"] for c in answer.content["citations"]} == {"finance/W2_2024.pdf"}
+    (notice,) = [e.data for e in events if e.type == "notice"]
+    assert notice["failure"] == "unreachable" and notice["message"] == answer.metadata["notice"]
+    assert "upstream" not in str([e.data for e in events])  # provider details stay in the log
 
 
 def test_a_mode_without_its_runner_falls_back_to_standard(library, scripted, monkeypatch):

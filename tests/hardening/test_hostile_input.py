@@ -69,17 +69,8 @@ def _bodies(properties: list[str]):
 
 
 def _url(path: str, owned) -> str:
-    ids = {
-        "folder_id": owned.folder.pk,
-        "conversation_id": owned.conversation.pk,
-        "run_id": owned.run.pk,
-        "suggestion_id": owned.suggestion.pk,
-        "move_id": owned.move.pk,
-        "file_id": owned.file.pk,
-    }
-    if path.startswith("/api/inbox/conversations/"):
-        ids["conversation_id"] = owned.inbox_conversation.pk
-    return re.sub(r"\{(\w+)\}", lambda m: str(ids[m.group(1)]), path)
+    ids = owned.ids_for_path(path)
+    return re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
 
 
 try:

@@ -173,6 +173,7 @@ def test_an_obedient_model_gets_nothing_of_another_users_folder(
         _obey_searches,
         _obey_exfiltration,
         _repeat_everything,
+        text_response("Done as instructed."),  # asked once more to cite: still nothing, the first answer stands
     )
 
     run, events = ask(planted, "What does invoice 1042 say?")

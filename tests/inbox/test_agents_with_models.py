@@ -190,29 +190,29 @@ def test_a_failing_organize_model_falls_back_to_the_policy(sample, scripted):
 
     run, _events = send(sample.folder, "organize my inbox")
 
-    assert run.fallback_reason.startswith("model error")
+    assert run.fallback_reason == "The model service could not be reached."
     assert len(typed(run, "suggestion")) == 4
     assert "- inbox/W2_2024.pdf → taxes/" in answer(run).content["text"]
 
 
 def test_a_failing_query_model_falls_back_to_standard_mode(sample, scripted):
-    scripted.push(router_json("query"), LLMUnavailableError("down"), text_response("The W-2 is in the inbox [1]."))
+    scripted.push(router_json("query"), LLMUnavailableError("down"))
 
     run, _ = send(sample.folder, "where is the W-2?")
 
-    assert run.fallback_reason.startswith("model error")
-    assert answer(run).content["text"] == "The W-2 is in the inbox [1]."
+    assert run.fallback_reason == "The model service could not be reached." and scripted.remaining == 0
+    assert answer(run).metadata["notice"] == "The model is unavailable; these are the most relevant passages."
+    assert answer(run).metadata["model"] == "extractive"
 
 
 def test_a_query_fallback_counts_the_tokens_the_failed_agent_spent(sample, scripted):
     searched = replace(tool_call_response(("search_files", {"query": "W-2"})), usage=Usage(100, 5))
-    answered = replace(text_response("The W-2 is in the inbox [1]."), usage=Usage(20, 3))
-    scripted.push(router_json("query"), searched, LLMUnavailableError("down"), answered)
+    scripted.push(router_json("query"), searched, LLMUnavailableError("down"))
 
     run, _ = send(sample.folder, "where is the W-2?")
 
-    assert run.fallback_reason.startswith("model error") and run.metrics["agent"] == "query"
-    assert run.metrics["tokens"] == {"input": 120, "output": 8}
+    assert run.metrics["agent"] == "query" and run.metrics["model_failure"] == "unreachable"
+    assert run.metrics["tokens"] == {"input": 100, "output": 5}  # the offline answer costs none
 
 
 def test_with_a_model_the_digest_hook_asks_the_organize_agent(sample, scripted, user):

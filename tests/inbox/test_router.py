@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings as django_settings
 
 from apps.inbox.router import (
     MIN_CONFIDENCE,
-    ROUTER_MAX_TOKENS,
     ROUTER_SCHEMA,
     ROUTER_SYSTEM_PROMPT,
     Method,
@@ -115,7 +115,7 @@ def test_every_intent_from_the_models_json(payload, intent, params):
     assert route.confidence == payload["confidence"]
     (request,) = llm.requests
     assert request.system == ROUTER_SYSTEM_PROMPT
-    assert (request.max_tokens, request.temperature, request.tools) == (ROUTER_MAX_TOKENS, 0.0, ())
+    assert (request.max_tokens, request.temperature, request.tools) == (django_settings.LLM_MAX_TOKENS_ROUTER, 0.0, ())
 
 
 def test_the_prompt_carries_the_pending_action_context_and_the_quoted_message():
@@ -233,7 +233,7 @@ def test_the_router_through_the_real_sdks(sdk, wire_stub):
     assert route.method == Method.MODEL and route.model == "stub-model"
     (sent,) = wire_stub.requests
     body = sent.body
-    assert body["max_tokens"] == ROUTER_MAX_TOKENS and body["temperature"] == 0.0
+    assert body["max_tokens"] == django_settings.LLM_MAX_TOKENS_ROUTER and body["temperature"] == 0.0
     system = body["messages"][0]["content"] if sent.path == OPENAI_PATH else str(body["system"])
     assert ROUTER_SYSTEM_PROMPT in system
     assert "file the W-2 under taxes please" in json.dumps(body["messages"][-1])

@@ -55,11 +55,15 @@ from apps.chat.agent.registry import ToolContext, ToolKind, ToolRegistry
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.prompts import HistoryTurn, standard_messages
+from apps.core.logging import redact
 from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
 from apps.llm.factory import get_llm
-from apps.llm.types import LLMResponse, Message, TextDelta, ToolCall, ToolSpec, Usage
+from apps.llm.failures import REASONS, FailureKind, failure_kind
+from apps.llm.types import LLMResponse, Message, StopReason, TextDelta, ToolCall, ToolSpec, Usage
 
 logger = logging.getLogger(__name__)
+
+LOOP_FAILED = "The agent ran into a problem."
 
 
 class _OutOfTime(Exception):
@@ -141,6 +145,7 @@ class _AgentLoop:
         self._lead = ""  # the turn's leading whitespace, held until text follows it
         self._announce_turn = True  # a turn's first delta says "generating" (the forced answer did already)
         self.text_resets = 0
+        self.truncated = False
 
     def run(self) -> AgentOutcome:
         try:
@@ -152,16 +157,18 @@ class _AgentLoop:
             exc.citations = self.context.citations(self.events.text_so_far())
             raise
         except LLMError as exc:
-            if self.text_emitted:
-                progress_attach(exc, self._progress(finish=None))
-                raise
-            raise self._fallback(f"model error: {exc}") from exc
+            # Failed after its retries (or skipped by its circuit breaker): the run answers offline
+            # from what was gathered, and text a broken stream showed is taken back first.
+            kind = failure_kind(exc)
+            logger.warning("run %s: agent model failed (%s): %s", self.tool_context.run_id, kind, redact(repr(exc)))
+            self._retract_turn_text()
+            raise self._fallback(REASONS[kind], model_failure=kind) from exc
         except Exception as exc:  # whatever broke, the question still gets an answer
             if self.text_emitted:
                 progress_attach(exc, self._progress(finish=None))
                 raise
-            logger.exception("agent loop failed")
-            raise self._fallback(f"agent loop failed: {type(exc).__name__}: {exc}") from exc
+            logger.exception("run %s: agent loop failed", self.tool_context.run_id)
+            raise self._fallback(LOOP_FAILED) from exc
 
     def _research(self) -> AgentOutcome:
         try:
@@ -243,6 +250,7 @@ class _AgentLoop:
             response = self._late_turn(future)
         self.usage += response.usage
         self.model = response.model or self.model
+        self.truncated = response.stop_reason is StopReason.MAX_TOKENS  # the answering turn's is what counts
         return response
 
     def _late_turn(self, future: Future[LLMResponse]) -> LLMResponse:
@@ -363,8 +371,10 @@ class _AgentLoop:
             return LLMTimeoutError(f"the agent's total timeout of {limit:g} s passed while answering")
         return _OutOfTime()
 
-    def _fallback(self, reason: str) -> AgentFallbackError:
-        return AgentFallbackError(reason, progress=self._progress(finish=None), passages=self.context.passages)
+    def _fallback(self, reason: str, *, model_failure: FailureKind | None = None) -> AgentFallbackError:
+        return AgentFallbackError(
+            reason, progress=self._progress(finish=None), passages=self.context.passages, model_failure=model_failure
+        )
 
     def _outcome(self, text: str, finish: Finish) -> AgentOutcome:
         return AgentOutcome(
@@ -374,6 +384,7 @@ class _AgentLoop:
             finish=finish,
             progress=self._progress(finish=finish),
             context=self.context,
+            truncated=self.truncated,
         )
 
     def _progress(self, *, finish: Finish | None) -> AgentProgress:

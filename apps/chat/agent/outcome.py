@@ -11,6 +11,7 @@ from django.conf import settings
 
 from apps.chat.agent.context import AgentContext, NumberedPassage
 from apps.chat.types import Citation
+from apps.llm.failures import FailureKind
 from apps.llm.types import Usage
 
 
@@ -67,14 +68,26 @@ class AgentOutcome:
     finish: Finish
     progress: AgentProgress
     context: AgentContext
+    truncated: bool = False  # the answer stopped at the model's token limit
 
 
 class AgentFallbackError(Exception):
-    def __init__(self, reason: str, *, progress: AgentProgress, passages: Sequence[NumberedPassage] = ()) -> None:
+    """`reason` is a plain sentence a user may read; `model_failure` is set when the model itself
+    failed, so the answer must come offline, without calling that provider again in the run."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        progress: AgentProgress,
+        passages: Sequence[NumberedPassage] = (),
+        model_failure: FailureKind | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.progress = progress
         self.passages = tuple(passages)  # what the loop gathered, each chunk once, in number order
+        self.model_failure = model_failure
 
 
 def progress_attach(error: BaseException, progress: AgentProgress) -> None:

@@ -13,16 +13,19 @@ from typing import Any
 from django.conf import settings
 
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
-from apps.chat.agent.outcome import AgentLimits, progress_attach
+from apps.chat.agent.outcome import AgentLimits, AgentProgress, progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
+from apps.chat.answering import Answer, answer_supplement, cite_again, needs_citations
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message
+from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, HistoryTurn, NumberedSource, standard_messages
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
 from apps.library.access import folders_visible
+from apps.llm.factory import get_llm
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +53,52 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})
-    return outcome_result(outcome)
+    sources = [passage.source() for passage in outcome.context.passages]
+    result = _cited(
+        outcome_result(outcome), run=run, events=events, question=question, history=history, sources=sources
+    )
+    text, consulted = answer_supplement(
+        text=result.text,
+        citations=result.citations,
+        sources=sources,
+        searched=[*_queries(outcome.progress), question],
+        on_text=events.text,
+    )
+    events.flush_text()
+    return dataclasses.replace(result, text=text, sources_consulted=consulted)
+
+
+def _cited(
+    result: RunResult,
+    *,
+    run: AgentRun,
+    events: RunEvents,
+    question: str,
+    history: list[HistoryTurn],
+    sources: list[NumberedSource],
+) -> RunResult:
+    """An answer citing none of the passages the loop gathered is asked once more, from them."""
+    llm = get_llm("agent")
+    answer = Answer(text=result.text, citations=result.citations, model=result.model, truncated=result.truncated)
+    if not needs_citations(llm=llm, answer=answer, sources=sources):
+        return result
+    again = cite_again(
+        llm=llm,
+        messages=standard_messages(history=history, question=question, sources=sources),
+        system=STANDARD_SYSTEM_PROMPT,
+        answer=answer,
+        sources=sources,
+        events=events,
+        run_id=run.pk,
+    )
+    return dataclasses.replace(
+        result,
+        text=again.text,
+        citations=again.citations,
+        truncated=again.truncated,
+        usage=result.usage + again.usage,
+        metrics={**result.metrics, "llm_calls": result.metrics.get("llm_calls", 0) + 1, "citation_retry": True},
+    )
 
 
 def run_question(run: AgentRun) -> Message:
@@ -75,6 +123,7 @@ def outcome_result(outcome: AgentOutcome, *, metrics: dict[str, Any] | None = No
         metrics={**progress.metrics, **(metrics or {})},
         iterations=progress.iterations,
         tool_calls=progress.tool_calls,
+        truncated=outcome.truncated,
     )
 
 
@@ -88,7 +137,13 @@ def standard_fallback(
     gathered = [passage.source() for passage in error.passages]
     progress = error.progress
     try:
-        result = chat_run_standard(run=run, events=events, gathered=gathered)
+        result = chat_run_standard(
+            run=run,
+            events=events,
+            gathered=gathered,
+            searched=_queries(progress),
+            model_failure=error.model_failure,
+        )
     except Exception as exc:
         progress_attach(exc, progress)
         raise
@@ -100,3 +155,9 @@ def standard_fallback(
         tool_calls=progress.tool_calls,
         fallback_reason=error.reason,
     )
+
+
+def _queries(progress: AgentProgress) -> list[str]:
+    """The searches the loop ran, for an answer that found nothing to say what was searched."""
+    arguments = [call.get("input") for call in progress.tool_calls]
+    return [str(given["query"]) for given in arguments if isinstance(given, dict) and given.get("query")]

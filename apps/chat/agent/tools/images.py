@@ -26,6 +26,7 @@ from apps.library.selectors import file_chunk_texts, folder_file_get
 from apps.library.sources import SourceError, source_entry_of, source_for
 from apps.llm.base import LLMError
 from apps.llm.factory import get_model
+from apps.llm.failures import failure_reason
 from apps.llm.types import ImagePart, Message, Role
 
 DESCRIBE_MAX_TOKENS = 500
@@ -83,7 +84,8 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
                 temperature=0.0,
             )
         except LLMError as exc:
-            return _ocr(file=file, data=data, mime_type=mime_type, why=f"the vision model failed: {exc}")
+            why = f"the vision model failed: {failure_reason(exc)}"  # the exception's text is no tool output
+            return _ocr(file=file, data=data, mime_type=mime_type, why=why)
         return ToolOutput(
             data={**_header(file), "description": response.text.strip(), "method": "vision", "notice": DATA_NOTICE},
             summary=f"{file.path}: described by the model",

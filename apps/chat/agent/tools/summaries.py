@@ -18,6 +18,7 @@ from apps.chat.summaries import document_summary_get
 from apps.library.selectors import folder_file_get
 from apps.llm.base import LLMError
 from apps.llm.factory import get_model
+from apps.llm.failures import failure_reason
 
 
 class DocumentSummaryInput(ToolInput):
@@ -32,7 +33,7 @@ def get_document_summary(arguments: DocumentSummaryInput, context: ToolContext) 
         summary = document_summary_get(file=file, llm=get_model("answer"))
     except LLMError as exc:
         summary = document_summary_get(file=file, llm=None)
-        method = f"digest (model failed: {exc})"
+        method = f"digest (model failed: {failure_reason(exc)})"  # the exception's text is for the log only
     else:
         method = summary.method
     if not summary.text:

@@ -27,6 +27,7 @@ const PHASES = {
   generating: "Writing the answer…",
   fallback: "Agent mode is unavailable; answering in standard mode…",
 };
+const NOTICE = "The model is unavailable; these are the most relevant passages.";
 
 // The run being answered survives a reload: its id and events URL are kept for this tab.
 const activeRunKey = `folderchat:active-run:${folderId}`;
@@ -188,13 +189,16 @@ async function loadConversation(id) {
 
 // Replays the run's events from its start (the server keeps them), so the steps and the text
 // streamed before a reload are rebuilt, then follows it live until `done` or `error`.
-function follow(run) {
+// A continuation streams into the view of the answer it continues.
+function follow(run, view = null) {
   activeRun.save(run);
   following = run;
   setBusy(true);
-  const view = new AnswerView();
+  if (!view) {
+    view = new AnswerView();
+    append(view.item);
+  }
   view.streaming(true);
-  append(view.item);
   let phase = PHASES.queued;
   const progress = (text) => {
     phase = text;
@@ -226,6 +230,7 @@ function follow(run) {
       keepScrolled();
     },
     text_reset: () => view.reset(),
+    notice: (data) => progress(data.message ?? NOTICE),
     message: (data) => {
       answered = true;
       view.finish(data);
@@ -324,6 +329,21 @@ form.addEventListener("submit", async (event) => {
 
 sendOnEnter(question, form);
 
+AnswerView.continueAnswer = async (message, view, button) => {
+  if (busy) return;
+  button.disabled = true;
+  let accepted;
+  try {
+    accepted = await api(`/api/messages/${message.id}/continue`, { method: "POST" });
+  } catch (error) {
+    button.disabled = false;
+    setStatus(error.message, { failed: true });
+    return;
+  }
+  button.closest(".message-truncated")?.remove();
+  follow({ runId: accepted.run_id, conversationId: accepted.conversation_id, eventsUrl: accepted.events_url }, view);
+};
+
 // A reload keeps ?c= (set as soon as a question is accepted), which is how an answer in progress
 // is found again; a page without it starts a new conversation.
 async function start() {
@@ -339,7 +359,9 @@ async function start() {
   }
   const pending = activeRun.load();
   if (pending?.conversationId !== conversation.id) return;
-  const answered = conversation.messages.some((message) => message.metadata?.run_id === pending.runId);
+  const answered = conversation.messages.some(
+    (message) => message.metadata?.run_id === pending.runId || message.metadata?.continued_by?.includes(pending.runId),
+  );
   if (answered) activeRun.clear();
   else follow(pending);
 }

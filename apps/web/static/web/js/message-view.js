@@ -2,6 +2,7 @@
 import { citationLabel, renderAnswer } from "./answer.js";
 import { api } from "./api.js";
 import { citationHref } from "./citations.js";
+import { renderNotes } from "./answer-notes.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
 import { StepList } from "./steps.js";
@@ -15,6 +16,9 @@ export function questionItem(text) {
 }
 
 export class AnswerView {
+  // Set by the chat page: continues a cut-short answer (`metadata.truncated`) in this view.
+  static continueAnswer = null;
+
   constructor() {
     this.item = clone("message-item");
     this.item.classList.add("message-agent");
@@ -82,6 +86,8 @@ export class AnswerView {
     );
     field(this.item, "meta").textContent = describe(message.metadata ?? {}, this.item);
     if (message.id) this.item.dataset.messageId = message.id;
+    const { continueAnswer } = AnswerView;
+    renderNotes(this.item, message, continueAnswer && ((button) => continueAnswer(message, this, button)));
   }
 
   fail(text) {
@@ -131,7 +137,9 @@ function describe(metadata, item) {
   const waited = metadata.waited_ms;
   if (waited?.done !== undefined && waited.done !== null) parts.push(waitedText(waited));
   else if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
-  if (metadata.fallback_reason) parts.push(`answered in standard mode (${metadata.fallback_reason})`);
+  // An agent's reason says why it answered as standard mode does; standard mode's, why offline.
+  const reason = metadata.fallback_reason;
+  if (reason) parts.push(metadata.mode === "agent" ? `answered in standard mode (${reason})` : reason);
   return parts.join(" · ");
 }
 

@@ -1,7 +1,7 @@
 // Following a run's server-sent events. EventSource sends the session cookie and, when the
 // connection drops, reconnects by itself with Last-Event-ID, so nothing is missed or repeated.
 
-const TYPES = ["status", "tool_call", "tool_result", "text_delta", "text_reset", "message", "suggestion"];
+const TYPES = ["status", "tool_call", "tool_result", "text_delta", "text_reset", "notice", "message", "suggestion"];
 
 // Leaving the page aborts the stream, which reads as "connection closed": that is no reason to
 // forget the run, whose answer the next page load replays.

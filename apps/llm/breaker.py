@@ -1,0 +1,80 @@
+"""A per-process circuit breaker for each model service, so a dead API does not cost every user a timeout.
+
+After `LLM_BREAKER_FAILURES` consecutive outage failures (each one a call that failed after its
+retries) the service is skipped for `LLM_BREAKER_COOLDOWN_SECONDS`: calls raise
+`LLMCircuitOpenError` at once, and callers answer offline. After the cool-down one call is let
+through; its success closes the breaker, its failure opens it for another cool-down. Kept in
+memory, per process: each worker learns of an outage by itself, which costs it N failures.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from apps.llm.base import LLMCircuitOpenError, LLMError
+from apps.llm.failures import is_outage
+
+
+class CircuitBreaker:
+    def __init__(
+        self, *, name: str, failures: int, cooldown_seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.name = name
+        self.failures = max(1, failures)
+        self.cooldown_seconds = cooldown_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._open_until = 0.0
+        self._probing = False
+
+    def before_call(self) -> None:
+        """Raise `LLMCircuitOpenError` while open; past the cool-down, let one probe through."""
+        with self._lock:
+            if self._consecutive < self.failures:
+                return
+            if self._clock() < self._open_until or self._probing:
+                raise LLMCircuitOpenError(f"{self.name}: skipped after {self._consecutive} consecutive failures")
+            self._probing = True
+
+    def record_success(self) -> None:
+        with self._lock:
+            self._consecutive, self._probing = 0, False
+
+    def record_failure(self, error: LLMError) -> None:
+        if not is_outage(error):
+            self.record_success()  # the service answered: it is up, whatever it thought of the request
+            return
+        with self._lock:
+            self._consecutive += 1
+            self._probing = False
+            if self._consecutive >= self.failures:
+                self._open_until = self._clock() + self.cooldown_seconds
+
+    @property
+    def is_open(self) -> bool:
+        with self._lock:
+            return self._consecutive >= self.failures and self._clock() < self._open_until
+
+
+_breakers: dict[str, CircuitBreaker] = {}
+_registry_lock = threading.Lock()
+
+
+def breaker_for(*, service: str, failures: int, cooldown_seconds: float) -> CircuitBreaker:
+    """The one breaker of a service (provider and base URL) in this process."""
+    with _registry_lock:
+        breaker = _breakers.get(service)
+        if breaker is None or (breaker.failures, breaker.cooldown_seconds) != (max(1, failures), cooldown_seconds):
+            breaker = _breakers[service] = CircuitBreaker(
+                name=service, failures=failures, cooldown_seconds=cooldown_seconds
+            )
+        return breaker
+
+
+def breakers_reset() -> None:
+    """Forget every service's failures (tests; an operator's fix is otherwise seen after the cool-down)."""
+    with _registry_lock:
+        _breakers.clear()

@@ -1,0 +1,57 @@
+"""What kind of failure a provider error is, and the fixed sentence a user is shown for it.
+
+The exception's own text may hold a key, an internal URL or a server's stack trace: it goes to the
+logs (redacted) and never to an event, an API body or a page. Users read only these sentences.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from apps.llm.base import LLMCircuitOpenError, LLMError, LLMRateLimitError, LLMTimeoutError, LLMUnavailableError
+
+
+class FailureKind(StrEnum):
+    UNREACHABLE = "unreachable"  # connection refused, DNS, TLS: no answer at all
+    TIMEOUT = "timeout"
+    SERVER_ERROR = "server_error"  # 5xx, 529 overloaded, an error inside a stream
+    AUTH = "auth"  # 401 / 403: the key is wrong, revoked or not allowed
+    RATE_LIMITED = "rate_limited"  # 429 past the retry budget
+    PAUSED = "paused"  # the circuit breaker skipped a provider that kept failing
+    REJECTED = "rejected"  # any other 4xx, or an answer that could not be used
+
+
+UNAVAILABLE_NOTICE = "The model is unavailable; these are the most relevant passages."
+
+REASONS = {
+    FailureKind.UNREACHABLE: "The model service could not be reached.",
+    FailureKind.TIMEOUT: "The model service took too long to respond.",
+    FailureKind.SERVER_ERROR: "The model service reported an error on its side.",
+    FailureKind.AUTH: "The model service refused this server's credentials.",
+    FailureKind.RATE_LIMITED: "The model service is receiving too many requests.",
+    FailureKind.PAUSED: "The model service kept failing, so it is paused for a short while.",
+    FailureKind.REJECTED: "The model service could not handle this request.",
+}
+
+
+def failure_kind(error: LLMError) -> FailureKind:
+    if isinstance(error, LLMCircuitOpenError):
+        return FailureKind.PAUSED
+    if isinstance(error, LLMRateLimitError):
+        return FailureKind.RATE_LIMITED
+    if isinstance(error, LLMTimeoutError):
+        return FailureKind.TIMEOUT
+    if error.status_code in (401, 403):
+        return FailureKind.AUTH
+    if isinstance(error, LLMUnavailableError):
+        return FailureKind.UNREACHABLE if error.status_code is None else FailureKind.SERVER_ERROR
+    return FailureKind.REJECTED
+
+
+def is_outage(error: LLMError) -> bool:
+    """Whether the service, not this request, is at fault: what the circuit breaker counts."""
+    return failure_kind(error) not in (FailureKind.REJECTED, FailureKind.PAUSED)
+
+
+def failure_reason(error: LLMError) -> str:
+    return REASONS[failure_kind(error)]
