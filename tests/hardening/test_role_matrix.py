@@ -61,6 +61,7 @@ RULES: dict[str, dict[str, str]] = {
     "invitation-accept": {"post": USER},
     "organization-settings": {"get": USER, "put": USER},
     "message-feedback": {"post": AUTHOR},
+    "answer-continue": {"post": AUTHOR},
     "run-cancel": {"post": AUTHOR},
     "run-detail": {"get": AUTHOR},
     "run-events": {"get": AUTHOR},
