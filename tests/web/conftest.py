@@ -6,6 +6,8 @@ Tests using these fixtures must be transactional: the server and the worker see 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +17,7 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from apps.connectors.drive.emulator import DriveEmulator
+from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from tests.support.chat_library import add_file as add_chat_file
 from tests.support.servers import (
@@ -186,3 +189,17 @@ def folder(user) -> Folder:
     for path, chunks in LIBRARY.items():
         add_file(folder=folder, path=path, chunks=chunks)
     return folder
+
+
+@pytest.fixture
+def home_notes(user, monkeypatch) -> Iterator[Folder]:
+    """A local folder on disk (under var/folders, one of LOCAL_FOLDER_ROOTS) of two notes, indexed."""
+    path = BASE_DIR / "var" / "folders" / f"web-notes-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True)
+    (path / "boiler.md").write_text("# Boiler\n\nThe boiler was serviced in October by Heatwise.\n")
+    (path / "car.txt").write_text("Renew the car insurance before the end of May.\n")
+    folder = Folder.objects.create(owner=user, source="local", external_id=str(path), name="Home notes")
+    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    folder_index(folder_id=folder.pk, inline=True)
+    yield folder
+    shutil.rmtree(path, ignore_errors=True)

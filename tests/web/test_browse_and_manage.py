@@ -6,16 +6,12 @@ page by keyboard and at 390 px."""
 from __future__ import annotations
 
 import re
-import shutil
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from apps.chat.models import Conversation
 from apps.library.exclusions import ExcludePatternError, exclude_patterns_clean
-from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder, SyncLog
 from apps.organize.models import OrganizationSettings
 from tests.support.browser import SCREENSHOTS, log_in
@@ -25,20 +21,6 @@ from tests.web.conftest import add_file
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MARKUP = '<img src="x" onerror="document.title=\'pwned\'"> Box 2 federal tax withheld <b>again</b>'
-
-
-@pytest.fixture
-def disk_folder(user, monkeypatch) -> Iterator[Folder]:
-    # Under var/folders: one of the roots local folders may be connected from (LOCAL_FOLDER_ROOTS).
-    path = BASE_DIR / "var" / "folders" / f"web-manage-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True)
-    (path / "boiler.md").write_text("# Boiler\n\nThe boiler was serviced in October by Heatwise.\n")
-    (path / "car.txt").write_text("Renew the car insurance before the end of May.\n")
-    folder = Folder.objects.create(owner=user, source="local", external_id=str(path), name="Home notes")
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
-    folder_index(folder_id=folder.pk, inline=True)
-    yield folder
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def fits(page: Page, width: int = 390) -> bool:
@@ -133,13 +115,13 @@ def test_the_files_page_shows_reasons_filters_sorts_and_pages(page: Page, folder
 
 @pytest.mark.worker
 def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
-    page: Page, disk_folder: Folder, celery_worker_process
+    page: Page, home_notes: Folder, celery_worker_process
 ) -> None:
-    root = disk_folder.external_id
+    root = home_notes.external_id
     before = {name: (BASE_DIR / root / name).read_text() for name in ("boiler.md", "car.txt")}
-    conversation = Conversation.objects.create(owner=disk_folder.owner, folder=disk_folder, title="Boiler")
+    conversation = Conversation.objects.create(owner=home_notes.owner, folder=home_notes, title="Boiler")
     log_in(page)
-    page.goto(f"/folders/{disk_folder.pk}/settings")
+    page.goto(f"/folders/{home_notes.pk}/settings")
 
     name = page.get_by_label("Folder name")
     name.focus()
@@ -151,10 +133,10 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     page.get_by_role("button", name="Sync now").click()
     expect(page.get_by_role("status").filter(has_text="Sync queued")).to_be_visible()
     for _ in range(120):  # the worker records the sync it ran
-        if SyncLog.objects.filter(folder=disk_folder).exists():
+        if SyncLog.objects.filter(folder=home_notes).exists():
             break
         page.wait_for_timeout(500)
-    assert SyncLog.objects.filter(folder=disk_folder).exists()
+    assert SyncLog.objects.filter(folder=home_notes).exists()
 
     page.goto("/")
     card = page.locator(".folder-card").filter(has=page.get_by_role("link", name="Household notes", exact=True))
@@ -169,7 +151,7 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
     page.keyboard.press("Escape")  # nothing happens on the way out
     expect(dialog).to_be_hidden()
-    assert Folder.objects.filter(pk=disk_folder.pk).exists()
+    assert Folder.objects.filter(pk=home_notes.pk).exists()
 
     remove.focus()
     page.keyboard.press("Enter")
@@ -181,13 +163,13 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     expect(page.get_by_role("heading", name="Your folders")).to_be_visible()
     expect(page.locator("#folders-status")).to_have_text("No folders yet. Add one to start asking questions.")
     expect(page.get_by_role("link", name="Household notes", exact=True)).to_have_count(0)
-    assert not Folder.objects.filter(pk=disk_folder.pk).exists()
-    assert not Chunk.objects.filter(folder_id=disk_folder.pk).exists()
+    assert not Folder.objects.filter(pk=home_notes.pk).exists()
+    assert not Chunk.objects.filter(folder_id=home_notes.pk).exists()
     assert not Conversation.objects.filter(pk=conversation.pk).exists()
     assert {name: (BASE_DIR / root / name).read_text() for name in before} == before
     # The removed folder's pages are gone too, not broken.
-    assert page.goto(f"/folders/{disk_folder.pk}/").status == 404
-    assert page.goto(f"/folders/{disk_folder.pk}/search").status == 404
+    assert page.goto(f"/folders/{home_notes.pk}/").status == 404
+    assert page.goto(f"/folders/{home_notes.pk}/search").status == 404
 
 
 def test_a_bad_exclude_line_shows_the_apis_message_and_a_good_one_saves(page: Page, folder: Folder) -> None:

@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import uuid
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from tests.support.browser import log_in
-from tests.support.servers import BASE_DIR
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def notes_folder(user, monkeypatch) -> Iterator[Folder]:
-    # Under var/folders: one of the roots local folders may be connected from (LOCAL_FOLDER_ROOTS).
-    path = BASE_DIR / "var" / "folders" / f"web-retry-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True)
-    (path / "boiler.md").write_text("# Boiler\n\nThe boiler was serviced in October by Heatwise.\n")
-    (path / "car.txt").write_text("Renew the car insurance before the end of May.\n")
-    folder = Folder.objects.create(owner=user, source="local", external_id=str(path), name="Home notes")
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
-    folder_index(folder_id=folder.pk, inline=True)
-    yield folder
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def fail(folder: Folder, path: str, reason: str) -> File:
@@ -40,11 +20,11 @@ def fail(folder: Folder, path: str, reason: str) -> File:
 
 @pytest.mark.worker
 def test_a_failed_file_is_listed_with_its_reason_and_retried_until_indexed(
-    page: Page, notes_folder: Folder, celery_worker_process
+    page: Page, home_notes: Folder, celery_worker_process
 ) -> None:
-    fail(notes_folder, "car.txt", "RuntimeError: the parser crashed")
+    fail(home_notes, "car.txt", "RuntimeError: the parser crashed")
     log_in(page)
-    page.goto(f"/folders/{notes_folder.pk}/")
+    page.goto(f"/folders/{home_notes.pk}/")
 
     problems = page.get_by_role("region", name="Files not indexed")
     row = problems.get_by_role("listitem").filter(has_text="car.txt")
@@ -57,15 +37,15 @@ def test_a_failed_file_is_listed_with_its_reason_and_retried_until_indexed(
     expect(problems).to_be_hidden(timeout=60_000)  # the stream's `file` event took the row away
     expect(page.locator("#folder-counts")).to_have_text("2 of 2 files indexed")
     expect(page.get_by_role("progressbar", name="Files of Home notes done")).to_have_js_property("value", 2)
-    assert File.objects.get(folder=notes_folder, path="car.txt").status == "indexed"
+    assert File.objects.get(folder=home_notes, path="car.txt").status == "indexed"
 
 
 @pytest.mark.worker
-def test_retry_all_failed_retries_every_failed_file(page: Page, notes_folder: Folder, celery_worker_process) -> None:
-    fail(notes_folder, "car.txt", "RuntimeError: the parser crashed")
-    fail(notes_folder, "boiler.md", "TimeoutError: took too long")
+def test_retry_all_failed_retries_every_failed_file(page: Page, home_notes: Folder, celery_worker_process) -> None:
+    fail(home_notes, "car.txt", "RuntimeError: the parser crashed")
+    fail(home_notes, "boiler.md", "TimeoutError: took too long")
     log_in(page)
-    page.goto(f"/folders/{notes_folder.pk}/")
+    page.goto(f"/folders/{home_notes.pk}/")
     problems = page.get_by_role("region", name="Files not indexed")
     expect(problems.get_by_role("listitem")).to_have_count(2)
 
@@ -74,16 +54,16 @@ def test_retry_all_failed_retries_every_failed_file(page: Page, notes_folder: Fo
     expect(problems).to_be_hidden(timeout=60_000)  # both rows gone as their `file` events arrived
     expect(page.locator("#folder-state")).to_have_text("Ready")
     expect(page.locator("#folder-counts")).to_have_text("2 of 2 files indexed")
-    assert set(File.objects.filter(folder=notes_folder).values_list("status", flat=True)) == {"indexed"}
+    assert set(File.objects.filter(folder=home_notes).values_list("status", flat=True)) == {"indexed"}
 
 
 @pytest.mark.parametrize("where", ["folders page", "folder page"])
-def test_pages_follow_the_stream_and_do_not_poll_while_it_is_open(page: Page, notes_folder: Folder, where) -> None:
+def test_pages_follow_the_stream_and_do_not_poll_while_it_is_open(page: Page, home_notes: Folder, where) -> None:
     requests: list[str] = []
     page.on("request", lambda request: "/api/" in request.url and requests.append(request.url))
     log_in(page)
-    url = "/" if where == "folders page" else f"/folders/{notes_folder.pk}/"
-    with page.expect_request(lambda request: f"/api/folders/{notes_folder.pk}/events" in request.url):
+    url = "/" if where == "folders page" else f"/folders/{home_notes.pk}/"
+    with page.expect_request(lambda request: f"/api/folders/{home_notes.pk}/events" in request.url):
         page.goto(url)
     expect(page.get_by_text("2 of 2 files indexed")).to_be_visible()
     page.wait_for_timeout(1_000)  # the page's own loads settle

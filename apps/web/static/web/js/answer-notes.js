@@ -2,7 +2,7 @@
 // the passages an uncited answer was written from, and a cut-short answer's Continue button.
 import { citationLabel } from "./answer.js";
 import { h } from "./dom.js";
-import { openPassage } from "./passage.js";
+import { citationHref } from "./citations.js";
 
 export const CUT_SHORT = "The answer was cut off at its length limit.";
 
@@ -22,7 +22,7 @@ export function renderNotes(item, message, onContinue) {
         "div",
         { class: "answer-note sources sources-consulted" },
         h("span", { class: "sources-label" }, "Sources consulted"),
-        h("ul", {}, ...consulted.map((citation) => h("li", {}, sourceButton(citation)))),
+        h("ul", {}, ...consulted.map((citation) => h("li", {}, sourceLink(citation)))),
       ),
     );
   }
@@ -35,10 +35,7 @@ export function renderNotes(item, message, onContinue) {
   }
 }
 
-function sourceButton(citation) {
-  return h(
-    "button",
-    { type: "button", class: "source-chip", onclick: () => openPassage(citation) },
-    citationLabel(citation),
-  );
+// Each opens the passage in its document, as a citation does.
+function sourceLink(citation) {
+  return h("a", { class: "source-chip", href: citationHref(citation) }, citationLabel(citation));
 }
