@@ -4,6 +4,9 @@
 import { api, results } from "./api.js";
 import { clone, field, h } from "./dom.js";
 
+// A reload opens at the cited passage again, not where the browser last was.
+if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+
 const root = document.getElementById("document");
 const fileId = root.dataset.fileId;
 const citedId = Number(root.dataset.chunkId) || null;
@@ -97,6 +100,9 @@ later.addEventListener("click", async () => {
 await showPage(first);
 const cited = citedId && document.getElementById(`chunk-${citedId}`);
 if (cited) {
-  cited.scrollIntoView({ block: "center" });
+  const bringIntoView = () => cited.scrollIntoView({ block: "center" });
+  bringIntoView();
   cited.focus({ preventScroll: true });
+  // The PDF view and images above the text may still be loading, and push the passage down.
+  if (document.readyState !== "complete") window.addEventListener("load", bringIntoView, { once: true });
 }
