@@ -19,7 +19,7 @@ class ConnectorsConfig(AppConfig):
         # Library keeps one sync function and one source factory per source kind; every kind's
         # live here, so library never imports a connector (nor the Google client).
         from apps.connectors.drive.connection import (
-            drive_folder_readable_by,
+            drive_folder_readers,
             drive_folder_root_name,
             folder_drive_source,
         )
@@ -33,7 +33,7 @@ class ConnectorsConfig(AppConfig):
         SOURCES[SourceKind.DRIVE] = folder_drive_source
         SYNCERS[SourceKind.DRIVE] = drive_folder_sync
         ROOT_CHECKS[SourceKind.DRIVE] = drive_folder_root_name
-        READER_CHECKS[SourceKind.DRIVE] = drive_folder_readable_by
+        READER_CHECKS[SourceKind.DRIVE] = drive_folder_readers
         # A logger's own filters apply before every handler, whatever level anyone sets.
         for name in _TOKEN_LOGGERS:
             logging.getLogger(name).addFilter(_not_debug)

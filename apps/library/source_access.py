@@ -45,7 +45,7 @@ def source_access_require(*, folder: Folder, person: AbstractBaseUser) -> None:
             "may open this Drive folder. Ask them to sign in with Google once, then share again."
         )
     try:
-        allowed = check(folder, email)
+        allowed = check(folder)(email)
     except SourceError as exc:
         raise ApplicationError(f"Google Drive could not say who may open this folder: {exc}") from None
     if not allowed:
@@ -61,14 +61,18 @@ def members_source_recheck(*, folder: Folder) -> None:
     check = READER_CHECKS.get(folder.source)
     if check is None:
         return
+    memberships = list(FolderMembership.objects.filter(folder=folder).select_related("user"))
+    if not memberships:
+        return
+    try:
+        allows = check(folder)  # one listing of the folder's permissions for every member
+    except SourceError:
+        logger.warning("could not re-check Drive access of folder %s's members", folder.pk, exc_info=True)
+        return
     changed = False
-    for membership in FolderMembership.objects.filter(folder=folder).select_related("user"):
+    for membership in memberships:
         email = google_email(user=membership.user)
-        try:
-            allowed = bool(email) and check(folder, email)
-        except SourceError:
-            logger.warning("could not re-check Drive access of folder %s's members", folder.pk, exc_info=True)
-            return
+        allowed = bool(email) and allows(email)
         lost = membership.source_access_lost_at is not None
         if allowed == lost:
             membership.source_access_lost_at = None if allowed else timezone.now()

@@ -125,9 +125,9 @@ SOURCES: dict[str, Callable[[Folder], Source]] = {}
 SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {}
 # Per source kind: the name of an unsaved folder's root, raising a SourceError when it cannot be read.
 ROOT_CHECKS: dict[str, Callable[[Folder], str]] = {}
-# Per source kind that has its own permissions: whether the account with this email may open the
-# folder at its source (Drive), raising a SourceError when that cannot be checked.
-READER_CHECKS: dict[str, Callable[[Folder, str], bool]] = {}
+# Per source kind that has its own permissions: who may open the folder at its source (Drive), read
+# once, as a test of an account's email; raising a SourceError when that cannot be asked.
+READER_CHECKS: dict[str, Callable[[Folder], Callable[[str], bool]]] = {}
 
 
 def source_for(*, folder: Folder) -> Source:

@@ -85,10 +85,10 @@ def _owner_credentials(*, owner_id: int) -> tuple[BaseCredentials, CountingHttp]
     return credentials, http
 
 
-def drive_folder_readable_by(folder: Folder, email: str) -> bool:
-    """Whether a member's Google account may open the folder in Drive, asked with the owner's
+def drive_folder_readers(folder: Folder) -> Callable[[str], bool]:
+    """Which Google accounts may open the folder in Drive, asked once with the owner's
     credentials (registered as the ``drive`` reader check)."""
-    return folder_drive(folder=folder).source.readable_by(email)
+    return folder_drive(folder=folder).source.readers()
 
 
 def folder_drive_source(folder: Folder) -> DriveSource:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import mimetypes
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from apps.connectors.drive import mimes
@@ -143,21 +143,24 @@ class DriveSource:
             raise SourceError(f"{entry.path} can no longer be indexed after the move.")
         return moved
 
-    def readable_by(self, email: str) -> bool:
-        """Whether the Google account with this email may open the folder in Drive: shared with
-        it (here or on a folder above), with anyone, or with its whole domain. A group share
+    def readers(self) -> Callable[[str], bool]:
+        """Who may open the folder in Drive, listed once: a test of an email. Shared with the
+        account (here or on a folder above), with anyone, or with its whole domain. A group share
         cannot be resolved without the Directory API, so it does not count."""
-        email = email.strip().lower()
-        domain = email.rpartition("@")[2]
+        users, domains, anyone = set(), set(), False
         for permission in self._api.permissions(self.folder_id):
             kind = permission.get("type")
-            if kind == "anyone":
-                return True
-            if kind == "user" and str(permission.get("emailAddress", "")).lower() == email:
-                return True
-            if kind == "domain" and domain and str(permission.get("domain", "")).lower() == domain:
-                return True
-        return False
+            anyone = anyone or kind == "anyone"
+            if kind == "user":
+                users.add(str(permission.get("emailAddress", "")).lower())
+            elif kind == "domain":
+                domains.add(str(permission.get("domain", "")).lower())
+
+        def allows(email: str) -> bool:
+            email = email.strip().lower()
+            return anyone or email in users or (bool(email) and email.rpartition("@")[2] in domains)
+
+        return allows
 
     def start_cursor(self) -> str:
         return self._api.start_page_token()
