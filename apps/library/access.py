@@ -95,15 +95,7 @@ def folder_access(*, user: AnyUser, folder_id: int, action: FolderAction = Folde
 
 async def afolder_access(*, user: AnyUser, folder_id: int, action: FolderAction = FolderAction.VIEW) -> bool:
     """For async views (event streams): whether the user may do `action` to the folder."""
-    if not user.is_authenticated:
-        return False
-    folder = await Folder.objects.filter(pk=folder_id).afirst()
-    if folder is None:
-        return False
-    if folder.owner_id == user.pk:
-        return True
-    role = await _memberships().filter(folder_id=folder_id, user_id=user.pk).values_list("role", flat=True).afirst()
-    return role is not None and _RANK[FolderRole(role)] >= _RANK[action.value]
+    return await folder_ids_allowed(user=user, action=action).filter(pk=folder_id).aexists()
 
 
 def file_access(*, user: AnyUser, file_id: int, action: FolderAction = FolderAction.VIEW) -> File:
