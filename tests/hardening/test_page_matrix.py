@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 
 from apps.library.members import invitation_create
 from apps.library.models import FolderMembership
+from tests.hardening.test_access_matrix import ALL_ROUTES
 
 pytestmark = pytest.mark.django_db
 
@@ -33,17 +34,7 @@ RULES = {
 SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")
 
 
-def _pages(patterns, prefix=""):
-    for pattern in patterns:
-        if isinstance(pattern, URLResolver):
-            yield from _pages(pattern.url_patterns, prefix + str(pattern.pattern))
-        elif isinstance(pattern, URLPattern) and pattern.name:
-            template = prefix + str(pattern.pattern)
-            if not template.startswith(SKIPPED_PREFIXES):
-                yield pattern.name, tuple(pattern.pattern.converters)
-
-
-CONVERTERS = dict(_pages(get_resolver().url_patterns))
+CONVERTERS = {route.name: route.kwargs for route in ALL_ROUTES if not route.template.startswith(SKIPPED_PREFIXES)}
 PAGES = sorted(CONVERTERS)
 
 
