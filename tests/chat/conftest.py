@@ -8,7 +8,12 @@ import pytest
 
 from apps.library.models import File, Folder
 from tests.support.chat_library import add_file, make_folder
-from tests.support.fixtures import asgi_server, fresh_throttle_counts, sdk  # noqa: F401  (fixtures; fresh_throttle_counts is autouse)
+from tests.support.fixtures import (  # noqa: F401  (fixtures; fresh_throttle_counts is autouse)
+    asgi_server,
+    fresh_throttle_counts,
+    sdk,
+    worker_model,
+)
 
 # Three files whose chunks answer distinct questions, so each citation can point at only one of them.
 LIBRARY = {

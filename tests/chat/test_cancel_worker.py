@@ -4,14 +4,12 @@ stub) is cancelled mid-stream through the API and ends `cancelled` with its part
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from apps.chat.models import AgentRun, Message, RunStatus
 from apps.chat.services import chat_start
 from apps.core.events import events_after, run_channel
-from tests.support.llm_wire_stub import LLMWireStub
 from workers.agent import execute_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -20,16 +18,6 @@ QUESTION = "How much federal income tax was withheld on the W-2?"
 # Sixty words at ten a second: six seconds of streaming unless stopped.
 WORDS = [f"word{index}" for index in range(60)]
 CHUNK_SECONDS = 0.1
-
-
-@pytest.fixture
-def slow_model(settings, monkeypatch) -> Iterator[LLMWireStub]:
-    """Requested before `celery_worker_process`: the worker takes its provider settings at start."""
-    with LLMWireStub() as stub:
-        for name, value in stub.settings_for("openai").items():
-            monkeypatch.setenv(name, str(value))
-        settings.LLM_PROVIDER = "openai"
-        yield stub
 
 
 def wait_for(condition, *, seconds: float, what: str):
@@ -46,9 +34,9 @@ def streamed_text(run: AgentRun) -> str:
 
 
 def test_a_streaming_answer_is_stopped_mid_stream_and_keeps_its_partial_text(
-    slow_model, celery_worker_process, library, auth_client
+    worker_model, celery_worker_process, library, auth_client
 ):
-    slow_model.reply_text(" ".join(WORDS), chunk_delay=CHUNK_SECONDS)
+    worker_model.reply_text(" ".join(WORDS), chunk_delay=CHUNK_SECONDS)
     run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
     execute_run.delay(str(run.pk))
     wait_for(lambda: len(streamed_text(run).split()) >= 3, seconds=30, what="the answer to start streaming")
@@ -76,4 +64,4 @@ def test_a_streaming_answer_is_stopped_mid_stream_and_keeps_its_partial_text(
     assert events[-2].data["text"] == text
     # The worker closed the model's stream: the rest of the answer was never generated.
     time.sleep(1)
-    assert len(slow_model.text_sent) < len(WORDS) - 10
+    assert len(worker_model.text_sent) < len(WORDS) - 10

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.servers import BASE_DIR, RunningServer, start_uvicorn, test_database_env
+
+if TYPE_CHECKING:
+    from tests.support.llm_wire_stub import LLMWireStub
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +45,18 @@ def sdk(request, settings, wire_stub) -> str:
     wire_stub.configure(settings, request.param)
     settings.LLM_MAX_RETRIES = 0
     return request.param
+
+
+@pytest.fixture
+def worker_model(settings, monkeypatch) -> Iterator[LLMWireStub]:
+    """The real OpenAI client, in this process and in a Celery worker, against the wire stub.
+
+    Request it before `celery_worker_process`: the worker reads its provider from the environment
+    when it starts."""
+    from tests.support.llm_wire_stub import LLMWireStub
+
+    with LLMWireStub() as stub:
+        for name, value in stub.settings_for("openai").items():
+            monkeypatch.setenv(name, str(value))
+        settings.LLM_PROVIDER = "openai"
+        yield stub

@@ -20,6 +20,7 @@ from apps.connectors.drive.emulator import DriveEmulator
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from tests.support.chat_library import add_file as add_chat_file
+from tests.support.fixtures import worker_model  # noqa: F401  (a fixture)
 from tests.support.servers import (
     BASE_DIR,
     RunningServer,

@@ -5,7 +5,6 @@ conversation."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -20,16 +19,6 @@ W2_QUESTION = "How much federal income tax was withheld on the 2024 W-2?"
 INSURANCE_QUESTION = "When does the home insurance renew, and is water damage covered?"
 # Eighty words at about seven a second: over ten seconds of streaming unless stopped.
 WORDS = [f"word{index}" for index in range(80)]
-
-
-@pytest.fixture
-def slow_model(settings, monkeypatch) -> Iterator[LLMWireStub]:
-    """The real OpenAI client in the worker against a local stub; before `celery_worker_process`."""
-    with LLMWireStub() as stub:
-        for name, value in stub.settings_for("openai").items():
-            monkeypatch.setenv(name, str(value))
-        settings.LLM_PROVIDER = "openai"
-        yield stub
 
 
 def open_chat(page: Page, folder) -> None:
@@ -50,9 +39,9 @@ def answers(page: Page):
 
 
 def test_stop_a_streaming_answer_keeps_its_partial_text_marked_stopped(
-    page: Page, folder, slow_model: LLMWireStub, celery_worker_process
+    page: Page, folder, worker_model: LLMWireStub, celery_worker_process
 ) -> None:
-    slow_model.reply_text(" ".join(WORDS), chunk_delay=0.15)
+    worker_model.reply_text(" ".join(WORDS), chunk_delay=0.15)
     open_chat(page, folder)
     ask(page, W2_QUESTION)
     answer = answers(page).last
@@ -163,11 +152,11 @@ def test_regenerate_then_rename_and_delete_the_conversation(page: Page, folder, 
 
 
 def test_a_long_step_line_wraps_inside_the_column(
-    page: Page, folder, slow_model: LLMWireStub, celery_worker_process
+    page: Page, folder, worker_model: LLMWireStub, celery_worker_process
 ) -> None:
     query = "withheld" * 40  # one unbreakable word, far wider than the column
-    slow_model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": query}))
-    slow_model.reply_text("Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1].")
+    worker_model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": query}))
+    worker_model.reply_text("Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1].")
     open_chat(page, folder)
     column = page.locator("#messages").bounding_box()
 

@@ -4,7 +4,6 @@ an answer cut at its length limit offers Continue, which completes it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -24,16 +23,6 @@ LEAKED = ["9f8e7d6c5b4a", "llm-gateway.internal.example", "Traceback", "/srv/gat
 CUT = "Box 2 federal income tax withheld on the 2024 W-2 was"
 
 
-@pytest.fixture
-def model(settings, monkeypatch) -> Iterator[LLMWireStub]:
-    """The real OpenAI client in the worker, against the wire stub. Request it before the worker."""
-    with LLMWireStub() as stub:
-        for name, value in stub.settings_for("openai").items():
-            monkeypatch.setenv(name, str(value))
-        settings.LLM_PROVIDER = "openai"
-        yield stub
-
-
 def ask(page: Page, folder, question: str) -> None:
     log_in(page)
     page.goto(f"/folders/{folder.pk}/")
@@ -42,9 +31,9 @@ def ask(page: Page, folder, question: str) -> None:
 
 
 def test_a_failing_model_still_answers_with_the_notice_and_no_internals(
-    page: Page, folder, model: LLMWireStub, celery_worker_process
+    page: Page, folder, worker_model: LLMWireStub, celery_worker_process
 ) -> None:
-    model.queue(StubFault(status=401, message=LEAKY))
+    worker_model.queue(StubFault(status=401, message=LEAKY))
 
     ask(page, folder, W2_QUESTION)
 
@@ -54,7 +43,7 @@ def test_a_failing_model_still_answers_with_the_notice_and_no_internals(
     expect(answer.locator(".answer")).to_contain_text("12,300")
     expect(answer.locator(".cite").first).to_be_visible()
     expect(answer.locator(".message-meta")).to_contain_text("The model service refused this server's credentials.")
-    assert len(model.requests) == 1
+    assert len(worker_model.requests) == 1
     page.reload()  # the stored answer, as the conversation API gives it
     expect(page.locator(".message-agent").last.get_by_role("note")).to_be_visible()
     html = page.content()
@@ -62,10 +51,10 @@ def test_a_failing_model_still_answers_with_the_notice_and_no_internals(
 
 
 def test_continue_completes_an_answer_cut_at_its_length_limit(
-    page: Page, folder, model: LLMWireStub, celery_worker_process
+    page: Page, folder, worker_model: LLMWireStub, celery_worker_process
 ) -> None:
-    model.reply_text(CUT, stop_reason="max_tokens")
-    model.reply_text(" 12,300 dollars [1].")
+    worker_model.reply_text(CUT, stop_reason="max_tokens")
+    worker_model.reply_text(" 12,300 dollars [1].")
 
     ask(page, folder, W2_QUESTION)
 
@@ -78,7 +67,7 @@ def test_continue_completes_an_answer_cut_at_its_length_limit(
     expect(answer.locator(".cite")).to_have_count(1)
     expect(answer.locator(".message-truncated")).to_have_count(0)
     expect(page.locator("#run-status")).to_have_text("Answer ready.")
-    assert model.requests[1].body["messages"][-2] == {"role": "assistant", "content": CUT}
+    assert worker_model.requests[1].body["messages"][-2] == {"role": "assistant", "content": CUT}
     page.reload()
     expect(page.locator(".message-agent")).to_have_count(1)
     expect(page.locator(".message-agent .answer")).to_have_text(re.compile(r"withheld on the 2024 W-2 was 12,300"))
