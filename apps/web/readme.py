@@ -6,6 +6,7 @@ Only what that section uses: paragraphs, bullet lists, code blocks, and `code`, 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -37,7 +38,8 @@ class Block:
         return [_inline(item) for item in self.items]
 
 
-def readme_section(*, title: str) -> list[Block]:
+@functools.cache  # the folders page asks on every load; the README does not change under a server
+def readme_section(*, title: str) -> tuple[Block, ...]:
     """The blocks under the README's ``## {title}``, up to the next second-level heading."""
     lines = README.read_text(encoding="utf-8").splitlines()
     start = lines.index(f"## {title}") + 1
@@ -68,7 +70,7 @@ def readme_section(*, title: str) -> list[Block]:
         else:
             blocks.append(Block("text", text=line.strip()))
             open_kind = "text"
-    return blocks
+    return tuple(blocks)
 
 
 def _inline(text: str) -> SafeString:
