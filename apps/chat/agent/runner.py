@@ -23,8 +23,6 @@ from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, HistoryTurn, NumberedSourc
 from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
-from apps.core.api import ApplicationError
-from apps.library.access import folders_visible
 from apps.llm.factory import get_llm
 
 logger = logging.getLogger(__name__)
@@ -102,13 +100,10 @@ def _cited(
 
 
 def run_question(run: AgentRun) -> Message:
-    """The run's question, once the run's folder is known to be the asker's."""
+    """The run's question. The tools' only authorization is the folder id: `run_execute` has
+    already checked that the asker still has a role on the run's folder."""
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
-    # The tools' only authorization is the folder id: the asker must still have a role on it (a
-    # member whose share was revoked after asking gets no answer from the folder).
-    if not folders_visible(user=run.owner).filter(pk=run.conversation.folder_id).exists():
-        raise ApplicationError("Folder not found.")
     return run.question
 
 
