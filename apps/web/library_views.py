@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.library import selectors
-from apps.library.access import folder_access, folder_role
+from apps.library.access import folder_access
 from apps.library.models import FileStatus, Folder, FolderRole
 from apps.library.services import SYNC_INTERVAL_MAX_SECONDS, SYNC_INTERVAL_MIN_SECONDS
 
@@ -34,7 +34,7 @@ FILE_TYPES = [
 
 def _folder_context(request: HttpRequest, folder_id: int, section: str) -> dict[str, object]:
     folder: Folder = folder_access(user=request.user, folder_id=folder_id)
-    role = folder_role(user=request.user, folder=folder)
+    role = FolderRole(folder.caller_role)  # type: ignore[attr-defined]  # the role folder_access found
     return {
         "folder": folder,
         "section": section,
