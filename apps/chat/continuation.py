@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import time
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, ConversationStatus, Message, MessageRole, RunStatus
-from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, answer_citations, numbered_sources, standard_messages
-from apps.chat.selectors import conversation_history
+from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, answer_citations
+from apps.chat.standard import standard_prompt
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError, ConflictError
 from apps.llm.factory import get_llm
 from apps.llm.types import Message as LLMMessage
 from apps.llm.types import StopReason
-from apps.search.selectors import chunk_search
 
 CONTINUE_PROMPT = (
     "Your answer above was cut off at the length limit. Continue it exactly where it stopped, without "
@@ -65,20 +63,10 @@ def chat_run_continue(*, run: AgentRun, events: RunEvents) -> RunResult:
 
     events.status("searching")
     started = time.perf_counter()
-    hits = chunk_search(
-        folder_id=run.conversation.folder_id,
-        query=question[: settings.SEARCH_MAX_QUERY_CHARS],
-        k=settings.CHAT_SEARCH_K,
-    )
-    sources = numbered_sources(hits)
-    history = conversation_history(
-        conversation_id=run.conversation_id,
-        before_message_id=original.question.pk,
-        max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-        max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-    )
+    prompt = standard_prompt(conversation=run.conversation, question=question, before_message_id=original.question.pk)
+    sources = prompt.sources
     messages = [
-        *standard_messages(history=history, question=question, sources=sources),
+        *prompt.messages,
         LLMMessage.assistant(so_far),
         LLMMessage.user(CONTINUE_PROMPT),
     ]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
 from apps.chat.answering import answer_from_sources
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
-from apps.chat.models import AgentRun
+from apps.chat.models import AgentRun, Conversation
 from apps.chat.prompts import (
     STANDARD_SYSTEM_PROMPT,
+    HistoryTurn,
     NumberedSource,
     answer_citations,
     merged_sources,
@@ -22,7 +24,36 @@ from apps.chat.selectors import conversation_history
 from apps.chat.types import RunResult
 from apps.llm.factory import get_llm
 from apps.llm.failures import FailureKind
+from apps.llm.types import Message
 from apps.search.selectors import chunk_search
+
+
+@dataclass(frozen=True)
+class StandardPrompt:
+    sources: list[NumberedSource]
+    history: list[HistoryTurn]
+    messages: list[Message]
+
+
+def standard_prompt(
+    *, conversation: Conversation, question: str, before_message_id: int, gathered: Sequence[NumberedSource] = ()
+) -> StandardPrompt:
+    """One search for `question` in the conversation's folder (after what an agent `gathered`), the
+    turns before `before_message_id`, and the model's messages built from both."""
+    hits = chunk_search(
+        folder_id=conversation.folder_id,
+        query=question[: settings.SEARCH_MAX_QUERY_CHARS],
+        k=settings.CHAT_SEARCH_K,
+    )
+    sources = merged_sources(gathered=gathered, hits=hits)
+    history = conversation_history(
+        conversation_id=conversation.pk,
+        before_message_id=before_message_id,
+        max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
+        max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
+    )
+    messages = standard_messages(history=history, question=question, sources=sources)
+    return StandardPrompt(sources=sources, history=history, messages=messages)
 
 
 def chat_run_standard(
@@ -39,23 +70,13 @@ def chat_run_standard(
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
     question = str(run.question.content.get("text", ""))
-    conversation = run.conversation
 
     events.status("searching")
     started = time.perf_counter()
-    hits = chunk_search(
-        folder_id=conversation.folder_id,
-        query=question[: settings.SEARCH_MAX_QUERY_CHARS],
-        k=settings.CHAT_SEARCH_K,
+    prompt = standard_prompt(
+        conversation=run.conversation, question=question, before_message_id=run.question.pk, gathered=gathered
     )
-    sources = merged_sources(gathered=gathered, hits=hits)
-    history = conversation_history(
-        conversation_id=conversation.pk,
-        before_message_id=run.question.pk,
-        max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-        max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-    )
-    messages = standard_messages(history=history, question=question, sources=sources)
+    sources, history, messages = prompt.sources, prompt.history, prompt.messages
     searched_at = time.perf_counter()
 
     events.status("generating", sources=len(sources))
