@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -53,15 +54,7 @@ def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str)
             )
     except IntegrityError:
         raise ConflictError(f"{person.get_username()} is already a member; change their role instead.") from None
-    audit_record(
-        actor=actor,
-        action=AuditAction.SHARE,
-        folder_id=folder.pk,
-        folder_name=folder.name,
-        target=person.get_username(),
-        detail={"role": role},
-    )
-    _announce(folder=folder)
+    _record(folder=folder, actor=actor, action=AuditAction.SHARE, target=person.get_username(), role=role)
     return membership
 
 
@@ -71,36 +64,27 @@ def member_role_change(*, membership: FolderMembership, actor: AbstractBaseUser,
         return membership
     membership.role = role
     membership.save(update_fields=["role", "updated_at"])
-    audit_record(
+    _record(
+        folder=membership.folder,
         actor=actor,
         action=AuditAction.ROLE_CHANGE,
-        folder_id=membership.folder_id,
-        folder_name=membership.folder.name,
         target=membership.user.get_username(),
-        detail={"from": before, "to": role},
+        **{"from": before, "to": role},
     )
-    _announce(folder=membership.folder)
     return membership
 
 
 def member_remove(*, membership: FolderMembership, actor: AbstractBaseUser) -> None:
     folder, person = membership.folder, membership.user
     membership.delete()
-    audit_record(
-        actor=actor,
-        action=AuditAction.REVOKE,
-        folder_id=folder.pk,
-        folder_name=folder.name,
-        target=person.get_username(),
-        detail={"role": membership.role},
-    )
-    _announce(folder=folder)
+    _record(folder=folder, actor=actor, action=AuditAction.REVOKE, target=person.get_username(), role=membership.role)
 
 
-def _announce(*, folder: Folder) -> None:
-    """Tell the folder's open streams that membership changed: each re-checks its reader."""
-    progress = FolderProgress(folder.pk)
-    transaction.on_commit(progress.members_changed)
+def _record(*, folder: Folder, actor: AbstractBaseUser, action: str, target: str, **detail: Any) -> None:
+    """The audit entry of a change to who may use the folder, and word of it to the folder's open
+    streams (after commit): each re-checks its reader, so a revoked person's stream ends."""
+    audit_record(actor=actor, action=action, folder_id=folder.pk, folder_name=folder.name, target=target, detail=detail)
+    transaction.on_commit(FolderProgress(folder.pk).members_changed)
 
 
 # -- invitations -------------------------------------------------------------------------------
@@ -172,15 +156,14 @@ def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
             if not created and membership.role == FolderRole.VIEWER and invitation.role == FolderRole.EDITOR:
                 membership.role = FolderRole.EDITOR
                 membership.save(update_fields=["role", "updated_at"])
-        audit_record(
+        _record(
+            folder=folder,
             actor=user,
             action=AuditAction.JOIN,
-            folder_id=folder.pk,
-            folder_name=folder.name,
             target=user.get_username(),
-            detail={"role": invitation.role, "invitation": invitation.pk},
+            role=invitation.role,
+            invitation=invitation.pk,
         )
-    _announce(folder=folder)
     return folder
 
 
