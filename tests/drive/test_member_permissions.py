@@ -86,3 +86,19 @@ def test_each_sync_rechecks_and_access_follows_drive(auth_client, bob_client, sy
     assert bob_client.get(f"/api/folders/{synced.pk}").status_code == 200
     changes = AuditEntry.objects.filter(action="source_access").order_by("created_at")
     assert [entry.detail["drive_access"] for entry in changes] == ["lost", "restored"]
+
+
+def test_a_sync_asks_drive_who_may_read_once_whatever_the_number_of_members(
+    auth_client, synced, bob, state, tree, capture, django_user_model
+):
+    for number in range(3):
+        person = django_user_model.objects.create_user(username=f"member-{number}")
+        email = f"member-{number}@example.com"
+        SocialAccount.objects.create(user=person, provider="google", uid=f"g-{number}", extra_data={"email": email})
+        state.permissions.share(tree.root, email)
+        assert share(auth_client, synced, name=person.username).status_code == 201
+    state.reset_calls()
+
+    assert run_sync(synced, capture) is not None
+
+    assert state.calls["permissions.list"] == 1

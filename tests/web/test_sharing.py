@@ -70,6 +70,8 @@ def test_invite_join_ask_refused_promoted_and_revoked(
 
         # The folder's chat page: bob asks, and the citation opens its passage.
         expect(bob_page.get_by_role("heading", level=1, name="Household")).to_be_visible()
+        # Reached through a form's redirect, not goto: the page's script may not be running yet.
+        bob_page.wait_for_load_state()
         bob_page.get_by_label("Your question").fill("When does the lease of the flat renew?")
         bob_page.get_by_label("Your question").press("Enter")
         expect(bob_page.locator("#run-status")).to_have_text("Answer ready.")
