@@ -2,6 +2,7 @@ import os
 
 from celery import Celery
 
+from workers.leases import MessageLeases
 from workers.queues import TASK_QUEUES, TASK_ROUTES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -19,3 +20,5 @@ app.conf.imports = (
     "workers.agent",
     "workers.maintenance",
 )
+# A host killed outright: its messages come back within the visibility timeout (workers/leases.py).
+app.steps["consumer"].add(MessageLeases)

@@ -182,10 +182,18 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 900)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 840)
-# A task not acked within this window is redelivered; it must exceed the longest task. So a task
-# whose worker was killed (kill -9, OOM) comes back only this long after delivery, restored by a
-# worker that polls then (at its start, then about every 100 s); see tests/hardening/test_worker_faults.py.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+# A delivered message is a lease: the worker holding it renews it every sixth of this window while
+# it waits or runs (workers/leases.py), and any worker returns to its queue a message nobody renewed
+# for the whole window, i.e. one held by a host that died (kill -9, power cut, OOM of the whole
+# host). So a crashed host's work is redelivered about this long after the crash, however long
+# the tasks themselves may run; see tests/deploy/test_host_crash.py.
+_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _VISIBILITY_TIMEOUT,
+    # kombu's restore lock (default 5 minutes): a host killed while holding it would stall every
+    # other host's restores that long.
+    "unacked_mutex_expire": _VISIBILITY_TIMEOUT,
+}
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import base64
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,13 @@ def wait_for(
 def kill_hard(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL: no shutdown handler runs, nothing is acked or restored on the way out."""
     process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def kill_process_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to every process of the group `process` leads (started with `own_group`), at once:
+    a host losing power, its pool children included."""
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
 
 

@@ -64,11 +64,21 @@ def test_database_env(**overrides: str) -> dict[str, str]:
 test_database_env.__test__ = False  # type: ignore[attr-defined]
 
 
-def spawn(args: Sequence[str], *, env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
-    """`python -m <args>` from the project root, stdout and stderr into `log_path`."""
+def spawn(
+    args: Sequence[str], *, env: dict[str, str], log_path: Path, own_group: bool = False
+) -> subprocess.Popen[bytes]:
+    """`python -m <args>` from the project root, stdout and stderr into `log_path`.
+
+    `own_group`: in a process group of its own (its pid is the group's id), like a separate host
+    whose every process a test may kill at once."""
     with log_path.open("wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", *args], cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", *args],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=own_group,
         )
 
 
@@ -118,11 +128,25 @@ def start_uvicorn(
         stop(process)
 
 
+def unique_node_name(name: str) -> str:
+    """Unique per start, so concurrent test runs on one broker never share a node name."""
+    return f"{name}-{os.getpid()}-{time.monotonic_ns()}@localhost"
+
+
 @contextmanager
 def start_celery_worker(
-    *, env: dict[str, str], queues: Sequence[str], log_path: Path, name: str = "test", extra_args: Sequence[str] = ()
+    *,
+    env: dict[str, str],
+    queues: Sequence[str],
+    log_path: Path,
+    name: str = "test",
+    extra_args: Sequence[str] = (),
+    hostname: str = "",
+    own_group: bool = False,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A solo-pool `celery worker` on `queues`, ready once it logs so; stopped on exit even if killed meanwhile."""
+    """A solo-pool `celery worker` on `queues`, ready once it logs so; stopped on exit even if killed meanwhile.
+
+    `hostname` (default: unique per start) is its node name; `own_group`: see `spawn`."""
     args = [
         "celery",
         "-A",
@@ -134,11 +158,10 @@ def start_celery_worker(
         ",".join(queues),
         "--without-gossip",
         "--without-mingle",
-        # Unique per start, so concurrent test runs on one broker never share a node name.
-        f"--hostname={name}-{os.getpid()}-{time.monotonic_ns()}@localhost",
+        f"--hostname={hostname or unique_node_name(name)}",
         *extra_args,
     ]
-    process = spawn(args, env=env, log_path=log_path)
+    process = spawn(args, env=env, log_path=log_path, own_group=own_group)
     try:
         wait_until_ready(
             lambda: "ready." in log_path.read_text(), process=process, log_path=log_path, what="celery worker"
