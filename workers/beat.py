@@ -18,4 +18,5 @@ BEAT_SCHEDULE = [
     PeriodicEntry("Backfill NULL search vectors (safety net)", "workers.backfill.backfill_search_vectors", 300),
     PeriodicEntry("Expire stale organization suggestions", "workers.organize.expire_suggestions", 3600),
     PeriodicEntry("Fail agent runs stuck in running", "workers.agent.fail_stale_runs", 120),
+    PeriodicEntry("Re-queue files whose indexing task is gone", "workers.indexing.requeue_stale_claims", 300),
 ]

@@ -9,7 +9,7 @@ from django.db import OperationalError
 
 from apps.core import task_limits
 from apps.library.sources import SourceTransientError
-from workers.options import retrying
+from workers.options import RELIABLE, retrying
 
 _RETRIED = retrying(SourceTransientError, OperationalError)
 
@@ -27,3 +27,10 @@ def index_files(self: Any, file_ids: list[int]) -> None:
 
     # The task id is the files' claim token: a redelivery of this message takes them back.
     files_index(file_ids=file_ids, task_id=self.request.id or "")
+
+
+@shared_task(name="workers.indexing.requeue_stale_claims", **RELIABLE, **task_limits.BEAT_SWEEP.options())
+def requeue_stale_claims() -> int:
+    from apps.library.indexing import files_stale_claims_requeue
+
+    return files_stale_claims_requeue()

@@ -11,6 +11,7 @@ import hashlib
 import mimetypes
 import os
 import re
+import socket
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -45,8 +46,7 @@ class LocalSource:
         self._problems: list[SourceProblem] = []
 
     def list_entries(self) -> Iterator[SourceEntry]:
-        if not self.root.is_dir():
-            raise SourceNotFoundError(f"The folder {self.root} no longer exists.")
+        self._root_check()
         self._problems = []
         pending = [self.root]
         while pending:
@@ -69,6 +69,7 @@ class LocalSource:
     def read_bytes(self, entry: SourceEntry) -> tuple[bytes, str]:
         path = self._inside(entry.path)
         if not path.is_file():
+            self._root_check()
             raise SourceNotFoundError(f"{entry.path} no longer exists.")
         try:
             return path.read_bytes(), entry.mime_type
@@ -167,6 +168,16 @@ class LocalSource:
             checksum=checksum,
             modified_time=modified,
         )
+
+    def _root_check(self) -> None:
+        """A missing root is the whole folder's problem, not one file's: it was removed, or this
+        worker runs on a host that does not hold it (local folders are read where they are)."""
+        if not self.root.is_dir():
+            raise SourceNotFoundError(
+                f"The folder {self.root} no longer exists on worker host {socket.gethostname()}. A local"
+                " folder is read only by workers that see its directory: run the sync and indexing workers"
+                " on the host that holds it, or mount it at the same path on every worker host."
+            )
 
     def _excluded(self, path: Path, *, directory: bool) -> bool:
         if self._exclusion is None:

@@ -153,6 +153,29 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
         transaction.on_commit(send)
 
 
+def files_stale_claims_requeue() -> int:
+    """Beat: queue again files left ``indexing`` by a task that is surely gone (its claim is older
+    than the task's hard time limit) and whose message never came back (a broker that lost it).
+
+    A dead host's messages normally return within the visibility timeout (workers/leases.py) and
+    take their claims back; this is the safety net. Each file goes back to pending with a
+    conditional UPDATE before it is queued, so a second sweep never queues it twice.
+    """
+    stale = timezone.now() - dt.timedelta(seconds=task_limits.INDEX_FILES.hard)
+    claims = File.objects.filter(status=FileStatus.INDEXING, index_started_at__lt=stale)
+    by_folder: dict[int, list[int]] = {}
+    for file_id, folder_id in claims.values_list("pk", "folder_id"):
+        if claims.filter(pk=file_id).update(status=FileStatus.PENDING, index_claim="", index_started_at=None):
+            by_folder.setdefault(folder_id, []).append(file_id)
+    for folder_id, file_ids in by_folder.items():
+        logger.warning("re-queueing %d files of folder %s whose indexing task is gone", len(file_ids), folder_id)
+        IndexingJob.objects.filter(file_id__in=file_ids, kind=JobKind.INDEX_FILE, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, error="its task was lost; queued again", finished_at=timezone.now()
+        )
+        files_enqueue(folder_id=folder_id, file_ids=file_ids)
+    return sum(len(file_ids) for file_ids in by_folder.values())
+
+
 # --- Files ----------------------------------------------------------------------------------
 
 

@@ -3,8 +3,9 @@
 Each task is held at a known point (a Drive call the emulator does not answer yet, a model answer
 the wire stub holds back), so the kill lands mid-task every time. With kombu's Redis transport a
 killed worker's unacked message stays in the ``unacked`` hash; a worker puts it back on its queue
-only when it polls (at start, then every ~100 s) and the message is older than that worker's
-visibility timeout. The first test proves both halves; the others restart with a short timeout.
+once nobody has renewed its lease for that worker's visibility timeout (workers/leases.py). The
+first test proves both halves; the others restart with a short timeout. A whole host killed while
+another keeps working: tests/deploy/test_host_crash.py.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from workers.sync import sync_folder
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-# Short enough to wait out in a test; production keeps the default (3600 s), above every time limit.
+# Short enough to wait out in a test; production's default is 60 s (leases are renewed every sixth).
 VISIBILITY_TIMEOUT = 2
 # A model answer held back this long is never given: the worker waiting for it is killed first.
 HOLD_SECONDS = 90

@@ -1,12 +1,23 @@
+import datetime as dt
 import json
+import socket
 
 import pytest
 from django.db.models import Q
+from django.utils import timezone
 
+from apps.core import task_limits
 from apps.core.events import events_after, folder_channel
 from apps.embeddings.providers import get_embedder
 from apps.library.backfill import search_vectors_backfill
-from apps.library.indexing import file_groups, file_index, files_enqueue, folder_index
+from apps.library.indexing import (
+    file_groups,
+    file_index,
+    files_enqueue,
+    files_index,
+    files_stale_claims_requeue,
+    folder_index,
+)
 from apps.library.models import Chunk, File, Folder, IndexingJob
 from apps.library.progress import folder_counters_refresh
 from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
@@ -292,6 +303,26 @@ def test_missing_folder_root_puts_the_folder_in_error(root, folder):
     assert folder_index(folder_id=folder.pk) is None
     folder.refresh_from_db()
     assert folder.status == "error" and "no longer exists" in folder.last_error
+    assert f"on worker host {socket.gethostname()}" in folder.last_error
+
+
+def test_a_file_read_on_a_host_without_its_folder_fails_with_the_folder_s_reason(root, folder):
+    # Listed on the host that holds the folder; indexed by a worker on a host that does not.
+    write(root, "a.txt", "alpha words")
+    folder_index(folder_id=folder.pk, inline=True)
+    write(root, "b.txt", "beta words")
+    folder_index(folder_id=folder.pk)  # b.txt pending, its task not run here
+    b = File.objects.get(folder=folder, path="b.txt")
+    (root / "a.txt").unlink()
+    (root / "b.txt").unlink()
+    root.rmdir()
+    outcome = file_index(file_id=b.pk)
+    assert outcome is not None and outcome.status == "failed"
+    b.refresh_from_db()
+    assert b.status == "failed" and f"no longer exists on worker host {socket.gethostname()}" in b.error
+    assert "run the sync and indexing workers on the host that holds it" in b.error
+    # The file indexed before keeps its chunks: nothing was lost for the folder being elsewhere.
+    assert File.objects.get(folder=folder, path="a.txt").status == "indexed"
 
 
 def _boom(**kwargs):
@@ -330,3 +361,36 @@ def test_keyword_statistics_follow_the_folder_once_its_run_settles(root, folder,
     write(root, "c.md", LONG_NOTE)
     folder_index(folder_id=folder.pk, inline=True)  # deferred: the backfill refreshes them
     assert FolderTermStats.objects.get(folder_id=folder.pk).chunk_count == Chunk.objects.filter(folder=folder).count()
+
+
+def test_files_left_indexing_by_a_lost_task_are_queued_again_once(
+    root, folder, monkeypatch, django_capture_on_commit_callbacks
+):
+    write(root, "a.txt", "alpha words")
+    write(root, "b.txt", "beta words")
+    sent: list[tuple[str, list[int]]] = []
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((task_id, args[0]))
+    )
+    folder_index(folder_id=folder.pk)
+    a, b = File.objects.filter(folder=folder).order_by("path")
+    # a.txt: claimed by a task whose host died and whose message the broker lost, past the task's
+    # hard time limit; b.txt: claimed by a task still within it, so still possibly alive.
+    dead = timezone.now() - dt.timedelta(seconds=task_limits.INDEX_FILES.hard + 5)
+    File.objects.filter(pk=a.pk).update(status="indexing", index_claim="lost", index_started_at=dead)
+    File.objects.filter(pk=b.pk).update(status="indexing", index_claim="alive", index_started_at=timezone.now())
+    IndexingJob.objects.filter(file=a).update(celery_task_id="lost", status="running")
+    sent.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert files_stale_claims_requeue() == 1
+    assert files_stale_claims_requeue() == 0  # pending now: a second sweep queues nothing more
+    ((token, group),) = sent
+    assert group == [a.pk] and token != "lost"
+    assert statuses(folder) == {"a.txt": "pending", "b.txt": "indexing"}
+    lost = IndexingJob.objects.get(file=a, celery_task_id="lost")
+    assert (lost.status, lost.error) == ("failed", "its task was lost; queued again")
+
+    files_index(file_ids=group, task_id=token)  # the re-queued task, as a worker runs it
+    assert statuses(folder) == {"a.txt": "indexed", "b.txt": "indexing"}
+    assert Chunk.objects.filter(file=a).count() == File.objects.get(pk=a.pk).chunk_count == 1
