@@ -147,8 +147,7 @@ def test_a_killed_host_s_indexing_sync_and_run_are_finished_by_the_survivor(user
                 assert IndexingJob.objects.get(folder=leases, kind="sync").attempts == 1
 
                 folder_index(folder_id=big.pk)  # lists here, queues the groups on both hosts
-                doomed_group = _indexing_started_on(doomed_node, folder=big)
-                held = held_task_ids(doomed_node)
+                doomed_group, held = _indexing_started_on(doomed_node)
                 kill_process_group(doomed)
                 crashed_at = time.monotonic()
                 listing.release()
@@ -205,20 +204,22 @@ def test_a_killed_host_s_indexing_sync_and_run_are_finished_by_the_survivor(user
     assert len(model.requests) == 2
 
 
-def _indexing_started_on(node: str, *, folder: Folder) -> str:
+def _indexing_started_on(node: str) -> tuple[str, set[str]]:
     """The token of an index_files group the node is running, once some of its files are indexed
-    and others not yet: the kill then lands mid-group."""
-    found: list[str] = []
+    and at least half are not (the kill lands mid-group, with time to spare), and all it holds."""
+    found: list[tuple[str, set[str]]] = []
 
     def mid_group() -> bool:
-        for token in held_task_ids(node):
+        held = held_task_ids(node)
+        for token in held:
             files = File.objects.filter(pk__in=IndexingJob.objects.filter(celery_task_id=token).values("file_id"))
-            if files.filter(status="indexed").exists() and files.exclude(status="indexed").exists():
-                found.append(token)
+            indexed, total = files.filter(status="indexed").count(), files.count()
+            if 0 < indexed <= total // 2:
+                found.append((token, held))
                 return True
         return False
 
-    wait_for(mid_group, what=f"{node} to be mid-way through an indexing group", timeout=60, interval=0.1)
+    wait_for(mid_group, what=f"{node} to be mid-way through an indexing group", timeout=60, interval=0.05)
     return found[0]
 
 
