@@ -3,11 +3,13 @@
 Three runs on one scratch database, each with the embedder loaded first (MiniLM unless
 --embedder says otherwise):
 
-1. alone: the small folder (another user's) on the Procfile's workers (`worker`: indexing,
-   backfill, sync, organize; `chatworker`: agent, default);
+1. alone: the small folder (another user's) on the Procfile's workers (`worker`: every
+   indexing queue, sync, organize; `smallworker`: indexing_small, sync; `chatworker`: agent,
+   default);
 2. under load, this tree: the same, added once the big folder's groups are queued and running;
-3. under load, as on main before: one worker on every queue, 2 slots (main's Procfile line), the
-   big folder's groups all at one priority: first come, first served.
+3. under load, as on main before: one worker on every queue, 2 slots (main's Procfile line),
+   every group in the one indexing queue at one priority: first come, first served (the small
+   folder is listed in this process, then queued: on main its listing queued too).
 
 Per run: the small folder's wait (added -> its first file indexed) and its time to all indexed,
 and round trips of a `ping` task through the agent and default queues (what a chat run waits
@@ -38,7 +40,11 @@ import scratch  # first: it points DATABASE_URL and REDIS_URL at the scratch ser
 
 ROOT = Path(__file__).resolve().parent.parent
 # main's Procfile `worker` line before the chat worker split: every queue, 2 slots.
-MAIN_WORKER = "celery -A config worker --loglevel=INFO -Q indexing,backfill,sync,organize,agent,default --concurrency=2"
+# (+ indexing_small, where listings go now: all on its 2 slots, as on main)
+MAIN_WORKER = (
+    "celery -A config worker --loglevel=INFO -Q indexing,indexing_small,backfill,sync,organize,agent,default"
+    " --concurrency=2"
+)
 PINGS = 5
 
 
@@ -68,21 +74,29 @@ def main() -> None:
 
 def run(directory: Path, *, big: int, small: int, cap: float) -> None:
     started = time.monotonic()
-    for name, count in [("warm", 150), ("big-fair", big), ("big-fifo", big)]:
+    for name, count in [("warm", 250), ("big-fair", big), ("big-fifo", big)]:
         write_notes(directory / name, count)
-    for name in ["small-alone", "small-fair", "small-fifo"]:
+    for name in ["warm-small", "small-alone", "small-fair", "small-fifo"]:
         write_notes(directory / name, small)
-    print(f"wrote 2 x {big} + 150 + 3 x {small} notes in {time.monotonic() - started:.0f} s")
+    print(f"wrote 2 x {big} + 250 + 4 x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
-    with workers(procfile_line("worker"), procfile_line("chatworker")):
-        index_and_wait(directory / "warm")  # both indexing slots load the model
-        results["alone"] = measure(directory / "small-alone", cap=cap)
-        results["under load"] = measure(directory / "small-fair", cap=cap, big=directory / "big-fair")
+    # The small runs' worker alone first, so that its slot is the one that loads the model then.
+    with workers(procfile_line("smallworker")):
+        index_and_wait(directory / "warm-small")
+        with workers(procfile_line("worker"), procfile_line("chatworker"), first=1):
+            index_and_wait(directory / "warm")  # the two indexing slots load the model
+            results["alone"] = show("alone", measure(directory / "small-alone", cap=cap))
+            loaded = measure(directory / "small-fair", cap=cap, big=directory / "big-fair")
+            results["under load"] = show("under load", loaded)
     queues_reset()
-    with workers(MAIN_WORKER):
+    with (
+        workers(MAIN_WORKER),
+        mock.patch("workers.queues.run_priority", lambda position: 0),
+        mock.patch("workers.queues.run_queue", lambda groups: "indexing"),
+    ):
         index_and_wait(directory / "warm", force=True)
-        with mock.patch("workers.queues.run_priority", lambda position: 0):
-            results["under load, main"] = measure(directory / "small-fifo", cap=cap, big=directory / "big-fifo")
+        small = measure(directory / "small-fifo", cap=cap, big=directory / "big-fifo", listed_here=True)
+        results["under load, main"] = show("under load, main", small)
     queues_reset()
     report(results, big=big, small=small, cap=cap)
 
@@ -117,7 +131,7 @@ def index_and_wait(path: Path, *, force: bool = False) -> None:
     until(lambda: not File.objects.filter(folder_id=folder_id).exclude(status="indexed").exists(), timeout=300)
 
 
-def measure(small: Path, *, cap: float, big: Path | None = None) -> Figures:
+def measure(small: Path, *, cap: float, big: Path | None = None, listed_here: bool = False) -> Figures:
     from apps.core.queue_metrics import queue_metrics_list
     from apps.library.indexing import folder_index
     from apps.library.models import File
@@ -131,12 +145,15 @@ def measure(small: Path, *, cap: float, big: Path | None = None) -> Figures:
         print(f"{big.name}: listed and queued in {time.monotonic() - listed:.0f} s")
         # Steady load: both indexing slots on the big folder's groups for a while.
         until(lambda: File.objects.filter(folder_id=big_id, status="indexed").count() >= 200, timeout=300)
-    figures.queued_ahead = next(q.depth for q in queue_metrics_list() if q.name == "indexing")
+    figures.queued_ahead = sum(q.depth for q in queue_metrics_list() if q.name.startswith("indexing"))
     from apps.library.models import Folder
 
     small_id = folder_new(small)
     started = time.monotonic()
-    folder_index_enqueue(folder=Folder.objects.get(pk=small_id))
+    if listed_here:
+        folder_index(folder_id=small_id)
+    else:
+        folder_index_enqueue(folder=Folder.objects.get(pk=small_id))
     indexed = File.objects.filter(folder_id=small_id, status="indexed")
     total = sum(1 for _ in small.iterdir())
     while time.monotonic() - started < cap:
@@ -147,21 +164,31 @@ def measure(small: Path, *, cap: float, big: Path | None = None) -> Figures:
             figures.total = time.monotonic() - started
             break
         time.sleep(0.1)
-    figures.agent_pings = pings("agent")
-    figures.default_pings = pings("default")
+    figures.agent_pings = pings("agent", cap=cap)
+    figures.default_pings = pings("default", cap=cap)
     return figures
 
 
-def pings(queue: str) -> list[float]:
-    """Round trips of the ping task through ``queue``: a slot's wait, mostly."""
+def pings(queue: str, *, cap: float) -> list[float]:
+    """Round trips of the ping task through ``queue`` (a slot's wait, mostly); ``cap`` when none came back."""
+    from celery.exceptions import TimeoutError as ResultTimeout
+
     from workers.maintenance import ping
 
     seconds = []
     for n in range(PINGS):
         started = time.monotonic()
-        ping.apply_async(args=[str(n)], queue=queue).get(timeout=600)
+        try:
+            ping.apply_async(args=[str(n)], queue=queue).get(timeout=cap)
+        except ResultTimeout:
+            return [*seconds, cap]
         seconds.append(time.monotonic() - started)
     return seconds
+
+
+def show(name: str, figures: Figures) -> Figures:
+    print(f"{name}: {figures}")
+    return figures
 
 
 def until(condition: object, *, timeout: float) -> None:
@@ -191,12 +218,12 @@ def procfile_line(name: str) -> str:
 
 
 @contextmanager
-def workers(*commands: str) -> Iterator[None]:
+def workers(*commands: str, first: int = 0) -> Iterator[None]:
     """Each `celery ... worker` command as `python -m celery ...`, with a node name of its own."""
     from tests.support.servers import spawn, stop, wait_until_ready
 
     with ExitStack() as stack:
-        for index, command in enumerate(commands):
+        for index, command in enumerate(commands, start=first):
             args = [arg for arg in shlex.split(command)[1:] if not arg.startswith("--hostname")]
             args.append(f"--hostname=bench-fairness-{index}-{os.getpid()}@%h")
             log_path = ROOT / "var" / f"bench-fairness-worker-{index}.log"
@@ -224,8 +251,8 @@ def report(results: dict[str, Figures], *, big: int, small: int, cap: float) -> 
             "all indexed, x alone",
             lambda f: f"{f.total / alone.total:.2f}x" if f.total and alone.total else "-",
         ),
-        (f"agent ping p50 / max ({PINGS})", lambda f: ping_text(f.agent_pings)),
-        (f"default ping p50 / max ({PINGS})", lambda f: ping_text(f.default_pings)),
+        (f"agent ping p50 / max (up to {PINGS})", lambda f: ping_text(f.agent_pings)),
+        (f"default ping p50 / max (up to {PINGS})", lambda f: ping_text(f.default_pings)),
     ]
     print(f"\nsmall folder: {small} notes (~1.5 kB); big folder: {big} notes, indexing meanwhile")
     print(f"{'':38}" + "".join(f"{name:>20}" for name in results))

@@ -11,6 +11,9 @@ from kombu import Exchange, Queue
 
 class QueueName(StrEnum):
     INDEXING = "indexing"
+    # Listings and small runs (``SMALL_RUN_GROUPS``), on slots of their own: a new folder's
+    # files never wait for a big folder's groups, however long each of those takes.
+    INDEXING_SMALL = "indexing_small"
     BACKFILL = "backfill"
     SYNC = "sync"
     ORGANIZE = "organize"
@@ -22,6 +25,7 @@ TASK_QUEUES = tuple(Queue(name.value, Exchange(name.value), routing_key=name.val
 
 # Routed by task module: a task's queue follows from where it lives.
 TASK_ROUTES = {
+    "workers.indexing.index_folder": {"queue": QueueName.INDEXING_SMALL.value},
     "workers.indexing.*": {"queue": QueueName.INDEXING.value},
     "workers.backfill.*": {"queue": QueueName.BACKFILL.value},
     "workers.sync.*": {"queue": QueueName.SYNC.value},
@@ -34,6 +38,14 @@ TASK_ROUTES = {
 # together (checked by tests/deploy).
 ALL_QUEUES: tuple[str, ...] = tuple(name.value for name in QueueName)
 
+# A run of at most this many ``index_files`` groups (about 200 files) goes to INDEXING_SMALL.
+SMALL_RUN_GROUPS = 2
+
+
+def run_queue(groups: int) -> str:
+    return (QueueName.INDEXING_SMALL if groups <= SMALL_RUN_GROUPS else QueueName.INDEXING).value
+
+
 # On Redis, kombu keeps one list per priority step and a worker pops the highest non-empty one
 # first (0 is the highest; a task sent without a priority gets 0). Ten steps (settings'
 # CELERY_BROKER_TRANSPORT_OPTIONS, which producers and workers share), so the tasks late in a long
@@ -43,8 +55,8 @@ PRIORITY_STEPS: tuple[int, ...] = tuple(range(10))
 
 def run_priority(position: int) -> int:
     """The priority of a run's ``position``-th task (0: its first): one step lower each time the
-    position doubles, so a 20-file folder's tasks overtake the bulk of a 20,000-file folder's
-    without making the big folder wait for every later small one (least attained service)."""
+    position doubles, so a 2,000-file folder's tasks overtake the bulk of a 20,000-file folder's
+    without making the big folder wait for every later one (least attained service)."""
     return min(position.bit_length(), PRIORITY_STEPS[-1])
 
 
