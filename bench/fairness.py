@@ -74,17 +74,17 @@ def main() -> None:
 
 def run(directory: Path, *, big: int, small: int, cap: float) -> None:
     started = time.monotonic()
-    for name, count in [("warm", 250), ("big-fair", big), ("big-fifo", big)]:
+    for name, count in [("warm", 101), ("big-fair", big), ("big-fifo", big)]:
         write_notes(directory / name, count)
     for name in ["warm-small", "small-alone", "small-fair", "small-fifo"]:
         write_notes(directory / name, small)
-    print(f"wrote 2 x {big} + 250 + 4 x {small} notes in {time.monotonic() - started:.0f} s")
+    print(f"wrote 2 x {big} + 101 + 4 x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
     # The small runs' worker alone first, so that its slot is the one that loads the model then.
     with workers(procfile_line("smallworker")):
         index_and_wait(directory / "warm-small")
         with workers(procfile_line("worker"), procfile_line("chatworker"), first=1):
-            index_and_wait(directory / "warm")  # the two indexing slots load the model
+            index_and_wait(directory / "warm")  # 2 groups: the two indexing slots load the model
             results["alone"] = show("alone", measure(directory / "small-alone", cap=cap))
             loaded = measure(directory / "small-fair", cap=cap, big=directory / "big-fair")
             results["under load"] = show("under load", loaded)
@@ -128,7 +128,7 @@ def index_and_wait(path: Path, *, force: bool = False) -> None:
         File.objects.filter(folder_id=folder_id).update(indexed_checksum="")
     index_folder.delay(folder_id)
     until(lambda: File.objects.filter(folder_id=folder_id).exists(), timeout=120)
-    until(lambda: not File.objects.filter(folder_id=folder_id).exclude(status="indexed").exists(), timeout=300)
+    until(lambda: not File.objects.filter(folder_id=folder_id).exclude(status="indexed").exists(), timeout=900)
 
 
 def measure(small: Path, *, cap: float, big: Path | None = None, listed_here: bool = False) -> Figures:
@@ -143,8 +143,8 @@ def measure(small: Path, *, cap: float, big: Path | None = None, listed_here: bo
         big_id = folder_new(big)
         folder_index(folder_id=big_id)  # listed here; its groups go to the workers' queue
         print(f"{big.name}: listed and queued in {time.monotonic() - listed:.0f} s")
-        # Steady load: both indexing slots on the big folder's groups for a while.
-        until(lambda: File.objects.filter(folder_id=big_id, status="indexed").count() >= 200, timeout=300)
+        # Load: both indexing slots on the big folder's groups (its first two are taken at once).
+        until(lambda: File.objects.filter(folder_id=big_id, status="indexed").exists(), timeout=600)
     figures.queued_ahead = sum(q.depth for q in queue_metrics_list() if q.name.startswith("indexing"))
     from apps.library.models import Folder
 

@@ -137,7 +137,7 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
     if not file_ids:
         return
     from workers.indexing import index_files
-    from workers.queues import run_priority, run_queue
+    from workers.queues import QueueName, run_priority, run_queue
 
     grouped = [[file_id] for file_id in file_ids] if alone else file_groups(file_ids=file_ids)
     groups = {uuid.uuid4().hex: group for group in grouped}
@@ -150,7 +150,8 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
         IndexingJob.objects.bulk_create(jobs, batch_size=1000)
 
         def send() -> None:
-            queue = run_queue(len(groups))
+            # Files re-queued alone ran out of time once: slow, so never on the small runs' slots.
+            queue = QueueName.INDEXING.value if alone else run_queue(len(groups))
             for position, (token, group) in enumerate(groups.items()):
                 index_files.apply_async(args=[group], task_id=token, queue=queue, priority=run_priority(position))
 
