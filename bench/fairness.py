@@ -220,8 +220,10 @@ def procfile_line(name: str) -> str:
 @contextmanager
 def workers(*commands: str, first: int = 0) -> Iterator[None]:
     """Each `celery ... worker` command as `python -m celery ...`, with a node name of its own."""
+    from tests.support import servers
     from tests.support.servers import spawn, stop, wait_until_ready
 
+    servers.READY_TIMEOUT = 300  # a prefork worker on a busy machine takes more than a minute to start
     with ExitStack() as stack:
         for index, command in enumerate(commands, start=first):
             args = [arg for arg in shlex.split(command)[1:] if not arg.startswith("--hostname")]
