@@ -195,7 +195,10 @@ def running_stack(*, agent_pool: str, agent_concurrency: int) -> Iterator[str]:
         server = stack.enter_context(start_uvicorn(env=env, log_path=LOG_DIR / "uvicorn.log", log_level="warning"))
         stack.enter_context(
             start_celery_worker(
-                env=env, queues=["indexing"], log_path=LOG_DIR / "worker-indexing.log", name="bench-load-indexing"
+                env=env,
+                queues=["indexing", "indexing_small"],
+                log_path=LOG_DIR / "worker-indexing.log",
+                name="bench-load-indexing",
             )
         )
         stack.enter_context(

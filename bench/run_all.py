@@ -31,6 +31,7 @@ BENCHMARKS = [
     "event_publish",
     "drive_sync",
     "watcher_delay",
+    "fairness",
     "files_page",
     "router_latency",
     "load",
@@ -39,7 +40,7 @@ BENCHMARKS = [
     "real_folder",
 ]
 # Shorter settings than a script's defaults, so that `make bench` stays reasonable.
-ARGUMENTS = {"load": ["--seconds", "30"]}
+ARGUMENTS = {"load": ["--seconds", "30"], "fairness": ["--big", "5000"]}
 
 
 def main(selected: list[str]) -> int:

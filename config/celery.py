@@ -1,9 +1,10 @@
 import os
 
 from celery import Celery
+from celery.signals import before_task_publish
 
 from workers.leases import MessageLeases
-from workers.queues import TASK_QUEUES, TASK_ROUTES
+from workers.queues import TASK_QUEUES, TASK_ROUTES, stamp_sent_at
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -12,6 +13,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = TASK_QUEUES
 app.conf.task_routes = TASK_ROUTES
 app.conf.task_default_queue = "default"
+before_task_publish.connect(stamp_sent_at, weak=False)
 app.conf.imports = (
     "workers.indexing",
     "workers.backfill",

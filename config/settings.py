@@ -67,7 +67,8 @@ ASGI_APPLICATION = "config.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # Before the apps' templates: config/templates/admin/index.html adds the queues page to the admin index.
+        "DIRS": [BASE_DIR / "config" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -193,6 +194,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # kombu's restore lock (default 5 minutes): a host killed while holding it would stall every
     # other host's restores that long.
     "unacked_mutex_expire": _VISIBILITY_TIMEOUT,
+    # One Redis list per priority 0-9 (workers/queues.py PRIORITY_STEPS, run_priority): fairness across folders.
+    "priority_steps": list(range(10)),
 }
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)

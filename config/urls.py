@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from apps.core.admin import queue_metrics_view
 from apps.core.views import healthz
 from apps.web.views import drive_callback
 
@@ -9,6 +10,8 @@ handler404 = "apps.core.views.not_found"
 handler500 = "apps.core.views.server_error"
 
 urlpatterns = [
+    # Before the admin's own URLs, which would answer this path with a 404.
+    path("admin/queues/", admin.site.admin_view(queue_metrics_view), name="admin-queues"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 
 from apps.core.models import AuditEntry
+from apps.core.queue_metrics import queue_metrics_list
 
 
 @admin.register(AuditEntry)
@@ -19,3 +22,9 @@ class AuditEntryAdmin(admin.ModelAdmin[AuditEntry]):
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False
+
+
+def queue_metrics_view(request: HttpRequest) -> HttpResponse:
+    """The queues page, linked from the admin index (wrapped in ``admin_site.admin_view``: staff only)."""
+    context = {**admin.site.each_context(request), "title": "Queues", "queues": queue_metrics_list()}
+    return TemplateResponse(request, "admin/core/queues.html", context)

@@ -131,10 +131,13 @@ def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
 def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = False) -> None:
     """One ``index_files`` task per group of files (``file_groups``; ``alone``: one per file),
     sent once the job rows are committed. The task id is the group's claim token and names each
-    file's job."""
+    file's job. A small run goes to a queue of its own and in a bigger one each group's priority
+    falls with its position (``run_queue``, ``run_priority``): a new folder's files start while a
+    big folder's are still queued."""
     if not file_ids:
         return
     from workers.indexing import index_files
+    from workers.queues import QueueName, run_priority, run_queue
 
     grouped = [[file_id] for file_id in file_ids] if alone else file_groups(file_ids=file_ids)
     groups = {uuid.uuid4().hex: group for group in grouped}
@@ -147,8 +150,10 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
         IndexingJob.objects.bulk_create(jobs, batch_size=1000)
 
         def send() -> None:
-            for token, group in groups.items():
-                index_files.apply_async(args=[group], task_id=token)
+            # Files re-queued alone ran out of time once: slow, so never on the small runs' slots.
+            queue = QueueName.INDEXING.value if alone else run_queue(len(groups))
+            for position, (token, group) in enumerate(groups.items()):
+                index_files.apply_async(args=[group], task_id=token, queue=queue, priority=run_priority(position))
 
         transaction.on_commit(send)
 

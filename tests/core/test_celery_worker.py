@@ -25,7 +25,8 @@ def test_every_task_module_routes_to_a_declared_queue():
     tasks = sorted(name for name in app.tasks if name.startswith("workers."))
     assert len(tasks) >= len(app.conf.imports)
     for name in tasks:
-        (pattern,) = [pattern for pattern in TASK_ROUTES if fnmatch(name, pattern)]
+        # A task routed by its own name (index_folder) is so before its module's pattern.
+        (pattern,) = [name] if name in TASK_ROUTES else [pattern for pattern in TASK_ROUTES if fnmatch(name, pattern)]
         assert app.amqp.router.route({}, name)["queue"].name == TASK_ROUTES[pattern]["queue"], name
 
 

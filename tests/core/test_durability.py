@@ -38,7 +38,9 @@ def test_a_file_reported_indexed_is_still_indexed_after_postgres_is_killed_and_r
         postgres.pause_wal_writer()
         with (
             psycopg.connect(database_url, autocommit=True) as watcher,
-            start_celery_worker(env=env, queues=["indexing"], log_path=tmp_path / "worker.log", name="durable"),
+            start_celery_worker(
+                env=env, queues=["indexing", "indexing_small"], log_path=tmp_path / "worker.log", name="durable"
+            ),
         ):
             subprocess.run(
                 [sys.executable, "manage.py", "folder_index", str(folder.pk)],

@@ -31,10 +31,18 @@ def test_workers_together_consume_every_queue():
     assert consumed == set(ALL_QUEUES)
 
 
-def test_procfile_worker_consumes_every_queue():
+def test_procfile_workers_consume_every_queue_and_chat_and_small_runs_have_slots_of_their_own():
     lines = dict(line.split(": ", 1) for line in (ROOT / "Procfile").read_text().splitlines() if ": " in line)
-    command = lines["worker"].split()
-    assert set(command[command.index("-Q") + 1].split(",")) == set(ALL_QUEUES)
+    consumed = {}
+    for name, line in lines.items():
+        command = line.split()
+        if "worker" in command:
+            consumed[name] = set(command[command.index("-Q") + 1].split(","))
+    assert set().union(*consumed.values()) == set(ALL_QUEUES)
+    # Chat runs and the small default tasks get slots of their own, never taken by indexing; so do
+    # listings and small folders' runs, never taken by a big folder's groups.
+    assert [queues for queues in consumed.values() if "agent" in queues] == [{"agent", "default"}]
+    assert [queues for queues in consumed.values() if "indexing" not in queues and "indexing_small" in queues]
 
 
 def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():

@@ -59,7 +59,7 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def inline_indexing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def run(args: list[list[int]], task_id: str) -> None:
+    def run(args: list[list[int]], task_id: str, **options: object) -> None:
         files_index(file_ids=args[0], task_id=task_id)
 
     monkeypatch.setattr("workers.indexing.index_files.apply_async", run)

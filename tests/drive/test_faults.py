@@ -226,7 +226,9 @@ def test_a_download_fault_while_reindexing_ends_with_one_set_of_chunks(
     synced: Folder, edited, tree: Tree, state: DriveState, sleeps: list[float], capture, monkeypatch
 ) -> None:
     queued: list[list[int]] = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: queued.append(args[0]))
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: queued.append(args[0])
+    )
     run_sync(synced, capture)
     lease = File.objects.get(folder=synced, path="lease.txt")
     assert queued == [[lease.pk]]

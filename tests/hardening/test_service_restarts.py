@@ -108,7 +108,9 @@ def test_postgres_restart_web_answers_503_then_recovers_and_a_sync_caught_mid_ta
         env = test_database_env(EMBEDDING_PROVIDER="hash", DATABASE_URL=database_url, DRIVE_API_ENDPOINT=drive.url)
         with (
             start_uvicorn(env=env, log_path=tmp_path / "web.log") as web,
-            start_celery_worker(env=env, queues=["sync", "indexing"], log_path=tmp_path / "worker.log", name="pg"),
+            start_celery_worker(
+                env=env, queues=["sync", "indexing", "indexing_small"], log_path=tmp_path / "worker.log", name="pg"
+            ),
             HeldDriveCall(drive.state, "files.list") as listing,
         ):
             folders_url = f"{web.url}/api/folders"

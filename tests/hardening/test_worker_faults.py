@@ -121,7 +121,7 @@ def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout
     user, drive: DriveEmulator, tmp_path
 ):
     folder = lease_folder(user, drive.state, {"lease.txt": text_of("Lease")})
-    queues = ["indexing", "default"]
+    queues = ["indexing", "indexing_small", "default"]
 
     with doomed_drive_worker(tmp_path, drive, queues=queues, held="files.download") as (download, doomed):
         folder_index(folder_id=folder.pk)  # lists here, queues one index_files
@@ -156,7 +156,7 @@ def test_index_files_killed_mid_file_comes_back_only_past_the_visibility_timeout
 def test_sync_killed_mid_listing_is_redelivered_takes_its_claim_back_and_completes(user, drive, tmp_path):
     contents = {"lease.txt": text_of("Lease"), "notes.txt": text_of("Notes"), "old/2019.txt": text_of("Old")}
     folder = lease_folder(user, drive.state, contents)
-    queues = ["sync", "indexing"]
+    queues = ["sync", "indexing", "indexing_small"]
 
     with doomed_drive_worker(tmp_path, drive, queues=queues, held="files.list") as (listing, doomed):
         task_id = sync_folder.delay(folder.pk).id

@@ -53,7 +53,7 @@ def test_folder_index_inline_indexes_and_summarises_with_reasons(user, files, ma
 @pytest.mark.django_db
 def test_folder_index_wait_refuses_to_wait_without_a_worker(user, files, make_folder):
     folder = make_folder(files)
-    with pytest.raises(CommandError, match="No running worker consumes the indexing queue"):
+    with pytest.raises(CommandError, match="No running worker consumes the indexing_small, indexing queue"):
         run("folder_index", str(folder.pk), "--wait")
 
 

@@ -239,7 +239,7 @@ def test_queued_mode_sends_one_task_per_group_of_files_after_commit(
     write(root, "b.txt", "beta")
     sent = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((args[0], task_id))
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((args[0], task_id))
     )
     with django_capture_on_commit_callbacks(execute=True):
         folder_index(folder_id=folder.pk)

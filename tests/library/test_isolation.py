@@ -120,7 +120,7 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
     # Nothing reaches the broker, where a worker could index the files before the test's own task.
     sent = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((task_id, args[0]))
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((task_id, args[0]))
     )
     folder_index(folder_id=folder.pk)
     sent.clear()
@@ -150,7 +150,7 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
 def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch, slow_chunking):
     write(root, "manual.md", big_prose())
     sent = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args))
+    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args))
     folder_index(folder_id=folder.pk)  # queued to the list above, not to a worker
     sent.clear()
     file = File.objects.get(folder=folder)
@@ -223,7 +223,9 @@ def test_the_last_unfinished_file_of_a_group_is_requeued_not_failed(
     folder_index(folder_id=folder.pk)
     ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
     sent = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args[0]))
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args[0])
+    )
 
     with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
         files_index(file_ids=ids, task_id="two-files")

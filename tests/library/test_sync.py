@@ -78,7 +78,9 @@ def test_sync_writes_a_log_and_queues_changed_files(indexed, folder, monkeypatch
     (indexed / "notes/edit.txt").write_text("second version")
     write(indexed, "notes/new.txt", "brand new")
     sent = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.extend(args[0]))
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.extend(args[0])
+    )
     with django_capture_on_commit_callbacks(execute=True):
         log = folder_sync(folder_id=folder.pk)
     assert log is not None and (log.mode, log.added, log.modified, log.deleted, log.moved) == ("full", 1, 1, 0, 0)

@@ -66,7 +66,7 @@ class Command(BaseCommand):
         progress.close()
 
     def _queue_and_wait(self, folder: Folder, progress: ProgressLine, timeout: float) -> None:
-        needed = [QueueName.INDEXING.value]
+        needed = [QueueName.INDEXING_SMALL.value, QueueName.INDEXING.value]
         if settings.INDEX_DEFER_SEARCH_VECTOR:
             needed.append(QueueName.BACKFILL.value)
         missing = [queue for queue in needed if not _consumers(queue)]
