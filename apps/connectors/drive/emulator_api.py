@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.message import Message
 from email.parser import BytesParser
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -226,18 +227,23 @@ def _upload_file(state: DriveState, request: Request, _: str) -> Reply:
     parts = list(message.iter_parts()) if message.is_multipart() else []
     if len(parts) != 2:
         raise bad_request("A multipart upload has a metadata part and a media part.")
-    metadata = _body(Request(method="POST", path="", params={}, body=parts[0].get_payload(decode=True) or b""))
+    metadata = _body(Request(method="POST", path="", params={}, body=_part_bytes(parts[0])))
     parents = metadata.get("parents") or [DriveState.MY_DRIVE_ID]
     if not isinstance(metadata.get("name"), str) or len(parents) != 1:
         raise bad_request("A file needs a name and exactly one parent.")
     state.item(parents[0], all_drives=_flag(request, "supportsAllDrives"))
     file_id = state.add_file(
         metadata["name"],
-        parts[1].get_payload(decode=True) or b"",
+        _part_bytes(parts[1]),
         parent_id=parents[0],
         mime_type=metadata.get("mimeType") or parts[1].get_content_type(),
     )
     return _json("files.create", request, state.resource(state.item(file_id, all_drives=True)))
+
+
+def _part_bytes(part: Message) -> bytes:
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
 
 
 def _list_permissions(state: DriveState, request: Request, file_id: str) -> Reply:
