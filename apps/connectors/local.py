@@ -132,11 +132,16 @@ class LocalSource:
         # overwritten and the name appears only once the whole content is there.
         if "/" in name or name.startswith(".") or _clean_relative(name) != name:
             raise SourceError(f"{name!r} is not a plain file name.")
+        if not self.root.is_dir():
+            raise SourceNotFoundError(f"The folder {self.root} no longer exists.")
         target_dir = self._inside(_clean_relative(directory))
-        target_dir.mkdir(parents=True, exist_ok=True)
-        if not Path(os.path.realpath(target_dir)).is_relative_to(self.root):
-            raise SourceError(f"{directory} leads outside the folder.")
-        descriptor, temporary = tempfile.mkstemp(dir=target_dir, prefix=".upload-")
+        try:
+            target_dir.mkdir(exist_ok=True)
+            if not Path(os.path.realpath(target_dir)).is_relative_to(self.root):
+                raise SourceError(f"{directory} leads outside the folder.")
+            descriptor, temporary = tempfile.mkstemp(dir=target_dir, prefix=".upload-")
+        except OSError as exc:
+            raise SourceError(f"{directory} cannot be written: {exc.strerror}") from exc
         try:
             with os.fdopen(descriptor, "wb") as handle:
                 shutil.copyfileobj(content, handle, _BLOCK)

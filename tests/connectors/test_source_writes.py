@@ -80,3 +80,19 @@ def test_local_write_refuses_names_that_are_not_plain(tmp_path: Path, name: str)
     with pytest.raises(SourceError):
         LocalSource(tmp_path).write_file("inbox/", name, io.BytesIO(b"x"), "text/plain")
     assert not list(tmp_path.rglob("*.txt"))
+
+
+def test_local_write_refuses_an_inbox_that_leads_outside(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    (root / "inbox").symlink_to(outside)
+
+    with pytest.raises(SourceError, match="leads outside the folder"):
+        LocalSource(root).write_file("inbox/", "note.txt", io.BytesIO(b"x"), "text/plain")
+    assert list(outside.iterdir()) == []
+
+
+def test_local_write_into_a_folder_that_is_gone_is_a_source_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no longer exists"):
+        LocalSource(tmp_path / "gone").write_file("inbox/", "note.txt", io.BytesIO(b"x"), "text/plain")
