@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
-from tests.support.browser import log_in
+from tests.support.browser import SCREENSHOTS, log_in
 from tests.support.sample_folder import SAMPLE
 from tests.support.servers import BASE_DIR
 
@@ -57,6 +57,8 @@ def test_an_uploaded_file_is_indexed_suggested_accepted_and_undone(
 
     card = page.locator(".file-card").filter(has_text="1099-INT_2024.txt")  # indexed, then suggested
     expect(card).to_contain_text("Move to taxes/", timeout=60_000)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "inbox-upload.png")
     assert File.objects.get(folder=folder, path="inbox/1099-INT_2024.txt").status == "indexed"
     card.get_by_role("button", name="Move to taxes/").first.click()
     expect(card.get_by_role("status")).to_have_text("Moved to taxes/.")

@@ -4,7 +4,6 @@
 // any new inbox file. Each file's outcome (saved where, or why not) is announced in a status line.
 import { h, statusSetter } from "./dom.js";
 
-const composer = document.getElementById("inbox-composer");
 const folderSelect = document.getElementById("inbox-folder");
 
 const input = h("input", { type: "file", id: "inbox-upload-input", class: "visually-hidden", multiple: "" });
@@ -12,12 +11,13 @@ const statusLine = h("p", { id: "inbox-upload-status", class: "run-status", role
 const setStatus = statusSetter(statusLine);
 const area = h(
   "div",
-  { class: "composer-row inbox-upload", "aria-label": "Upload to the inbox" },
+  { class: "composer-row inbox-upload", role: "group", "aria-label": "Upload to the inbox" },
   h("label", { for: "inbox-upload-input", class: "button" }, "Upload files…"),
   input,
   h("span", { class: "help" }, "or drop files on this page; they go into the folder's inbox/."),
 );
-composer.before(area, statusLine);
+// Under the composer's folder choice: uploads go to that folder (hidden with it when there is none).
+folderSelect.closest(".composer-row").after(area, statusLine);
 
 function csrfToken() {
   return document.querySelector('meta[name="csrf-token"]').content;
