@@ -214,6 +214,15 @@ LOCAL_FOLDER_ROOTS = env_list(
 )
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
+# Files put into an inbox from the browser; larger ones get 413 before anything is written.
+INBOX_UPLOAD_MAX_BYTES = env_int("INBOX_UPLOAD_MAX_BYTES", 25_000_000)
+# A link sent to the inbox assistant is fetched (http/https, public addresses only) within these.
+URL_FETCH_MAX_BYTES = env_int("URL_FETCH_MAX_BYTES", 5_000_000)
+URL_FETCH_TIMEOUT_SECONDS = env_float("URL_FETCH_TIMEOUT_SECONDS", 15.0)
+URL_FETCH_MAX_REDIRECTS = env_int("URL_FETCH_MAX_REDIRECTS", 5)
+# Tests only (config/test_settings.py's tests switch it on with pytest's settings fixture): a
+# fetch may reach 127.0.0.0/8 and ::1. Deliberately not read from the environment.
+URL_FETCH_ALLOW_LOOPBACK = False
 # OCR of images and scanned PDF pages (Tesseract, in the indexing workers only).
 OCR_ENABLED = env_bool("OCR_ENABLED", True)
 OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")  # Tesseract codes joined by "+", e.g. "eng+deu"

@@ -11,16 +11,26 @@ import hashlib
 import mimetypes
 import os
 import re
+import shutil
 import socket
 import stat
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from django.conf import settings
 
 from apps.library.exclusions import Exclusion
-from apps.library.sources import OriginalContent, SourceEntry, SourceError, SourceNotFoundError, SourceProblem
+from apps.library.sources import (
+    OriginalContent,
+    SourceEntry,
+    SourceError,
+    SourceNotFoundError,
+    SourceProblem,
+    numbered_names,
+)
 
 _BLOCK = 1 << 20
 _MARKDOWN_HINT = re.compile(rb"^(#{1,6} \S|```|\* \S|- \[[ x]\] )", re.MULTILINE)
@@ -116,6 +126,38 @@ class LocalSource:
             modified_time=entry.modified_time,
             extra=dict(entry.extra),
         )
+
+    def write_file(self, directory: str, name: str, content: BinaryIO, mime_type: str) -> SourceEntry:
+        # The bytes go to a hidden temporary file first (never listed), then os.link gives it its
+        # name: link fails on any existing name, a planted symlink included, so nothing is ever
+        # overwritten and the name appears only once the whole content is there.
+        if "/" in name or name.startswith(".") or _clean_relative(name) != name:
+            raise SourceError(f"{name!r} is not a plain file name.")
+        if not self.root.is_dir():
+            raise SourceNotFoundError(f"The folder {self.root} no longer exists.")
+        target_dir = self._inside(_clean_relative(directory))
+        try:
+            target_dir.mkdir(exist_ok=True)
+            if not Path(os.path.realpath(target_dir)).is_relative_to(self.root):
+                raise SourceError(f"{directory} leads outside the folder.")
+            descriptor, temporary = tempfile.mkstemp(dir=target_dir, prefix=".upload-")
+        except OSError as exc:
+            raise SourceError(f"{directory} cannot be written: {exc.strerror}") from exc
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                shutil.copyfileobj(content, handle, _BLOCK)
+            for candidate in numbered_names(name):
+                try:
+                    os.link(temporary, target_dir / candidate)
+                except FileExistsError:
+                    continue
+                path = target_dir / candidate
+                return self._entry(path, path.stat())
+        except OSError as exc:
+            raise SourceError(f"{name} could not be written: {exc.strerror}") from exc
+        finally:
+            os.unlink(temporary)
+        raise SourceError(f"{directory} has no free name for {name}.")
 
     def _visit(self, child: os.DirEntry[str], pending: list[Path]) -> SourceEntry | None:
         path = Path(child.path)

@@ -1,43 +1,66 @@
-"""The save intent: pasted text or a link becomes a note in the folder's inbox/ (seed 002).
+"""The save intent: pasted text becomes a note in the folder's inbox/, a link the page it points to (seed 002).
 
-Only local folders can be written here (the Drive source has no create call yet). The note is
-picked up by a sync, indexed, and then gets its own organization suggestion like any new file.
+Both are written through ``inbox_file_save`` (checked, never overwriting, indexed at once, local
+and Drive folders alike), so each gets its organization suggestion like any new inbox file. A link
+is fetched (``apps.inbox.fetch``): a web page is saved as its main text (trafilatura, as pages are
+indexed) under its title, with its address; plain text as it is; a file the index reads (a PDF, a
+document) as that file, named after the address.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import io
+import re
+from urllib.parse import unquote, urlsplit
 
 from django.utils import timezone
 
-from apps.core.api import ApplicationError, ConflictError
-from apps.library.models import Folder, SourceKind
-from apps.library.services import folder_sync_enqueue
-from apps.organize.paths import INBOX
+from apps.core.api import ApplicationError
+from apps.inbox.fetch import FetchedPage, url_fetch
+from apps.inbox.upload import inbox_file_save
+from apps.library.models import Folder
+from apps.library.parsing.base import UnsupportedDocument
+from apps.library.parsing.text import decode_text
+from apps.library.parsing.webpage import page_main_text
 
-MAX_NAME_ATTEMPTS = 100
+MAX_TITLE_CHARS = 80
+_HTML = frozenset({"text/html", "application/xhtml+xml"})
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]+")
 
 
 def inbox_note_save(*, folder: Folder, text: str, url: str | None = None) -> str:
-    """Write the note and queue a sync; returns its path relative to the folder root."""
-    if folder.source != SourceKind.LOCAL:
-        raise ApplicationError("Saving pasted text works for local folders only, for now.")
-    root = Path(os.path.realpath(folder.external_id))
-    inbox = root / INBOX.rstrip("/")
-    inbox.mkdir(exist_ok=True)
-    if not Path(os.path.realpath(inbox)).is_relative_to(root):
-        raise ApplicationError("inbox/ leads outside the folder; nothing was saved.")
-    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    kind, body = ("link", f"# Saved link\n\n<{url}>\n") if url else ("note", text.strip() + "\n")
-    for attempt in range(MAX_NAME_ATTEMPTS):
-        name = f"{kind}-{stamp}{f'-{attempt}' if attempt else ''}.md"
+    """Save the note (or the linked page) into inbox/; returns its path relative to the folder root."""
+    if url:
+        return _page_save(folder=folder, page=url_fetch(url=url))
+    return _save(folder=folder, name=f"note-{_stamp()}.md", data=(text.strip() + "\n").encode())
+
+
+def _page_save(*, folder: Folder, page: FetchedPage) -> str:
+    saved_on = timezone.now().strftime("%Y-%m-%d")
+    if page.content_type in _HTML or page.content_type == "text/plain":
         try:
-            # "x": never overwrite, and never follow a symbolic link planted under that name.
-            with open(inbox / name, "x", encoding="utf-8") as handle:
-                handle.write(body)
-        except FileExistsError:
-            continue
-        folder_sync_enqueue(folder=folder)
-        return f"{INBOX}{name}"
-    raise ConflictError("inbox/ has no free name for the note; nothing was saved.")
+            title, main = page_main_text(page.body) if page.content_type in _HTML else ("", decode_text(page.body))
+        except UnsupportedDocument as exc:
+            raise ApplicationError(f"{page.url} is not readable text ({exc}); nothing was saved.") from exc
+        if not main.strip():
+            raise ApplicationError(f"{page.url} has no readable text to save; nothing was saved.")
+        note = f"# {title or page.url}\n\nSaved from <{page.url}> on {saved_on}.\n\n{main.strip()}\n"
+        name = f"{_name_part(title) or 'page-' + _stamp()}.md"
+        return _save(folder=folder, name=name, data=note.encode())
+    # Anything else is kept as the file it is, if the index reads its type (the upload checks say).
+    last_segment = unquote(urlsplit(page.url).path.rstrip("/").rpartition("/")[2])
+    return _save(folder=folder, name=_name_part(last_segment) or f"download-{_stamp()}", data=page.body)
+
+
+def _save(*, folder: Folder, name: str, data: bytes) -> str:
+    return inbox_file_save(folder=folder, name=name, content=io.BytesIO(data), size=len(data)).path
+
+
+def _name_part(text: str) -> str:
+    """Text fit for a file name: no separators or control characters, no leading dot, short."""
+    cleaned = " ".join(_UNSAFE.sub(" ", text).split()).lstrip(".")
+    return cleaned[:MAX_TITLE_CHARS].rstrip()
+
+
+def _stamp() -> str:
+    return timezone.now().strftime("%Y%m%d-%H%M%S")

@@ -2,9 +2,10 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from apps.inbox import apis
+from apps.inbox import apis, upload_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
+    path("inbox/files", upload_apis.InboxFileUploadApi.as_view(), name="inbox-files"),
     path("inbox/conversations", apis.InboxConversationCollectionApi.as_view(), name="inbox-conversations"),
     path(
         "inbox/conversations/<int:conversation_id>",

@@ -97,6 +97,14 @@ class Source(Protocol):
         """Move/rename a file inside the root; returns the updated entry."""
         ...
 
+    def write_file(self, directory: str, name: str, content: BinaryIO, mime_type: str) -> SourceEntry:
+        """A new file ``name`` in ``directory`` (``inbox/``, created if missing) from ``content``.
+
+        Never overwrites: when the name is taken the file gets the first free ``numbered_names``
+        name (``W2.pdf`` -> ``W2 (2).pdf``). Returns the new file's entry.
+        """
+        ...
+
 
 @dataclass(frozen=True)
 class OriginalContent:
@@ -120,6 +128,9 @@ class SyncOutcome:
     cursor: str | None = None
 
 
+# How many "name (n)" variants a write tries before it gives up on a crowded directory.
+MAX_NUMBERED_NAMES = 1000
+
 # One source factory and one sync function per source kind, filled by the connectors app.
 SOURCES: dict[str, Callable[[Folder], Source]] = {}
 SYNCERS: dict[str, Callable[[Folder], SyncOutcome]] = {}
@@ -128,6 +139,16 @@ ROOT_CHECKS: dict[str, Callable[[Folder], str]] = {}
 # Per source kind that has its own permissions: who may open the folder at its source (Drive), read
 # once, as a test of an account's email; raising a SourceError when that cannot be asked.
 READER_CHECKS: dict[str, Callable[[Folder], Callable[[str], bool]]] = {}
+
+
+def numbered_names(name: str, *, limit: int = MAX_NUMBERED_NAMES) -> Iterator[str]:
+    """``name``, then ``name (2)``, ``name (3)``... with the suffix before the extension."""
+    stem, dot, extension = name.rpartition(".")
+    if not stem:  # no extension, or a name that is only one (".profile" never gets here: hidden)
+        stem, dot, extension = name, "", ""
+    yield name
+    for number in range(2, limit + 1):
+        yield f"{stem} ({number}){dot}{extension}"
 
 
 def source_for(*, folder: Folder) -> Source:

@@ -53,6 +53,8 @@ RULES: dict[str, dict[str, str]] = {
     "inbox-conversation-detail": {"get": AUTHOR},
     "inbox-conversation-messages": {"post": AUTHOR},
     "inbox-conversations": {"get": USER, "post": USER},
+    # folder_id is in the (multipart) body: tests/inbox/test_upload.py checks each role's answer.
+    "inbox-files": {"post": USER},
     "inbox-move-undo": {"post": EDITORS},
     "inbox-moves": {"get": USER},
     "inbox-organize": {"post": USER},

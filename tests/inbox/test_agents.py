@@ -108,17 +108,6 @@ def test_found_then_move_it_hands_the_found_file_to_the_organize_agent(sample):
     assert (suggestion.content["filePath"], suggestion.content["targetFolder"]) == (LEASE, "personal/")
 
 
-def test_pasted_links_are_saved_as_notes_in_the_inbox(sample, queued_suggestions):
-    run, events = send(sample.folder, "https://example.com/articles/42")
-
-    (saved,) = typed(run, "file")
-    path = saved.content["path"]
-    assert path.startswith("inbox/link-") and path.endswith(".md")
-    assert (sample.root / path).read_text() == "# Saved link\n\n<https://example.com/articles/42>\n"
-    assert answer(run).content["text"].startswith(f"Saved to {path}.")
-    assert tools_called(events) == []
-
-
 def test_greetings_get_a_reply_and_unclear_messages_a_clarifying_question(sample):
     hello, _ = send(sample.folder, "hello")
     unclear, _ = send(sample.folder, "taxes")

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import IO, Any
 
-from googleapiclient.http import MediaIoBaseDownload
+from googleapiclient.http import MediaIoBaseDownload, MediaIoBaseUpload
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy, execute
@@ -124,6 +124,14 @@ class DriveApi:
         body = {"name": name, "mimeType": mimes.FOLDER, "parents": [parent_id]}
         result = execute(self._files.create(body=body, fields="id", **_ALL_DRIVES), retry=self._retry)
         return str(result["id"])
+
+    def upload(self, name: str, content: IO[bytes], *, mime_type: str, parent_id: str) -> dict[str, Any]:
+        """A new file from ``content``: one multipart request (metadata and bytes), retried whole."""
+        body = {"name": name, "parents": [parent_id], "mimeType": mime_type}
+        media = MediaIoBaseUpload(content, mimetype=mime_type, resumable=False)
+        request = self._files.create(body=body, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
+        result: dict[str, Any] = execute(request, retry=self._retry)
+        return result
 
     def permissions(self, file_id: str) -> Iterator[dict[str, Any]]:
         """Who may open the file (its own and inherited permissions), all pages."""

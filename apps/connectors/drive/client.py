@@ -24,7 +24,8 @@ from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 from google.oauth2 import service_account
 from google.oauth2.credentials import Credentials as OAuthCredentials
-from googleapiclient.discovery import build
+from googleapiclient import discovery_cache
+from googleapiclient.discovery import build, build_from_document
 from googleapiclient.errors import HttpError
 
 from apps.library.sources import SourceAuthError, SourceError, SourceNotFoundError, SourceTransientError
@@ -141,15 +142,15 @@ def build_drive_service(
         # Anonymous credentials (the emulator) cannot refresh; a 401 must surface, not crash.
         refresh_status_codes=() if isinstance(credentials, AnonymousCredentials) else (401,),
     )
-    client_options = {"api_endpoint": drive_api_endpoint(api_endpoint)} if api_endpoint else None
-    return build(
-        "drive",
-        "v3",
-        http=authorized,
-        static_discovery=True,
-        cache_discovery=False,
-        client_options=client_options,
-    )
+    if not api_endpoint:
+        return build("drive", "v3", http=authorized, static_discovery=True, cache_discovery=False)
+    endpoint = drive_api_endpoint(api_endpoint)
+    # The client moves only the host of media upload URLs to api_endpoint, keeping https; the
+    # document's rootUrl set to the endpoint's origin sends uploads there, in its own scheme.
+    document = json.loads(discovery_cache.get_static_doc("drive", "v3") or "{}")
+    parts = urlsplit(endpoint)
+    document["rootUrl"] = f"{parts.scheme}://{parts.netloc}/"
+    return build_from_document(document, http=authorized, client_options={"api_endpoint": endpoint})
 
 
 def execute(request: Any, *, retry: RetryPolicy, not_found: str = "file not found") -> Any:

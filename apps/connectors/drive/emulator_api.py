@@ -8,12 +8,15 @@ emulator's api_endpoint is ``http://host:port/drive/v3/``.
 from __future__ import annotations
 
 import base64
+import email.policy
 import hashlib
 import itertools
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.message import Message
+from email.parser import BytesParser
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -24,6 +27,8 @@ from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse
 from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
 
 API_PREFIX = "/drive/v3"
+# Media uploads go to the same paths under this prefix (the discovery document's mediaUpload).
+UPLOAD_PREFIX = "/upload"
 OAUTH_REFRESH_PATH = "/token"
 # The consent page: it consents at once and redirects back with a code for OAUTH_REFRESH_PATH.
 OAUTH_AUTHORIZE_PATH = "/o/oauth2/auth"
@@ -55,6 +60,7 @@ class Request:
     params: dict[str, str]
     body: bytes = b""
     origin: str = ""  # the emulator's own http://host:port (the issuer of its ID tokens)
+    content_type: str = ""
 
 
 @dataclass
@@ -79,6 +85,8 @@ def _route(request: Request) -> tuple[str, str | None, _View]:
         return "oauth.token", None, _token
     if request.method == "GET" and request.path == OAUTH_AUTHORIZE_PATH:
         return "oauth.authorize", None, _authorize
+    if request.method == "POST" and request.path == f"{UPLOAD_PREFIX}{API_PREFIX}/files":
+        return "files.create", None, _upload_file
     path = request.path.removeprefix(API_PREFIX)
     if path == request.path:
         raise ApiError(404, "notFound", f"No such endpoint: {request.path}")
@@ -207,6 +215,35 @@ def _create_file(state: DriveState, request: Request, _: str) -> Reply:
         parent_id=parents[0],
     )
     return _json("files.create", request, state.resource(item))
+
+
+def _upload_file(state: DriveState, request: Request, _: str) -> Reply:
+    """files.create with content: ``uploadType=multipart`` (metadata part, then media part)."""
+    if request.params.get("uploadType") != "multipart":
+        raise bad_request("The emulator takes uploadType=multipart uploads only.")
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {request.content_type}\r\n\r\n".encode() + request.body
+    )
+    parts = list(message.iter_parts()) if message.is_multipart() else []
+    if len(parts) != 2:
+        raise bad_request("A multipart upload has a metadata part and a media part.")
+    metadata = _body(Request(method="POST", path="", params={}, body=_part_bytes(parts[0])))
+    parents = metadata.get("parents") or [DriveState.MY_DRIVE_ID]
+    if not isinstance(metadata.get("name"), str) or len(parents) != 1:
+        raise bad_request("A file needs a name and exactly one parent.")
+    state.item(parents[0], all_drives=_flag(request, "supportsAllDrives"))
+    file_id = state.add_file(
+        metadata["name"],
+        _part_bytes(parts[1]),
+        parent_id=parents[0],
+        mime_type=metadata.get("mimeType") or parts[1].get_content_type(),
+    )
+    return _json("files.create", request, state.resource(state.item(file_id, all_drives=True)))
+
+
+def _part_bytes(part: Message) -> bytes:
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
 
 
 def _list_permissions(state: DriveState, request: Request, file_id: str) -> Reply:

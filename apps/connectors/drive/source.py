@@ -6,7 +6,7 @@ import dataclasses
 import mimetypes
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
@@ -20,6 +20,7 @@ from apps.library.sources import (
     SourceError,
     SourceNotFoundError,
     SourceProblem,
+    numbered_names,
 )
 
 # A download for a person is spooled to disk past this size, so a large file never sits in memory.
@@ -142,6 +143,32 @@ class DriveSource:
         if moved is None:
             raise SourceError(f"{entry.path} can no longer be indexed after the move.")
         return moved
+
+    def write_file(self, directory: str, name: str, content: BinaryIO, mime_type: str) -> SourceEntry:
+        """Uploads into ``directory`` (created like ``mkdir -p``) under the first free name.
+
+        Drive itself allows two files of one name in a folder; the index does not, so a taken
+        name gets a number. Two uploads of one name at the same instant could still both pass.
+        """
+        _split_path(name)
+        folder_names = _split_path(directory.rstrip("/"))
+        drive_id = self._root().get("driveId")
+        parent_id = self._ensure_folders(folder_names, drive_id=drive_id)
+        free = next(
+            (
+                candidate
+                for candidate in numbered_names(name)
+                if next(self._api.children([parent_id], drive_id=drive_id, name=candidate), None) is None
+            ),
+            None,
+        )
+        if free is None:
+            raise SourceError(f"{directory} has no free name for {name}.")
+        created = self._api.upload(free, content, mime_type=mime_type, parent_id=parent_id)
+        entry = EntryBuilder(self._api, []).build(created, f"{'/'.join(folder_names)}/{free}")
+        if entry is None:
+            raise SourceError(f"{name} was uploaded but cannot be indexed.")
+        return entry
 
     def readers(self) -> Callable[[str], bool]:
         """Who may open the folder in Drive, listed once: a test of an email. Shared with the

@@ -12,6 +12,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import BinaryIO
 from xml.parsers.expat import ExpatError
 
 from django.conf import settings
@@ -59,6 +60,19 @@ def open_package(data: bytes, *, kind: str) -> zipfile.ZipFile:
     if any(member.flag_bits & 0x1 for member in members):
         raise ParseError(f"password-protected {kind}: its zip members are encrypted")
     return package
+
+
+def package_check(stream: BinaryIO, *, kind: str) -> None:
+    """``open_package``'s size checks on a seekable stream (an upload), reading only the directory."""
+    packed_bytes = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    try:
+        members = zipfile.ZipFile(stream).infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, OSError) as exc:
+        raise ParseError(f"corrupt {kind}: {exc or type(exc).__name__}") from exc
+    finally:
+        stream.seek(0)
+    _check_sizes(members, kind=kind, packed_bytes=packed_bytes)
 
 
 @contextmanager

@@ -52,6 +52,16 @@ def parse_html_page(data: bytes, name: str) -> ParsedDocument:
     return parse_html(data, name)
 
 
+def page_main_text(data: bytes) -> tuple[str, str]:
+    """A web page's title and its main content as markdown (either "" when the page has none)."""
+    tree = _tree(decode_text(data))
+    if tree is None:
+        return "", ""
+    title = " ".join((tree.findtext(".//title") or "").split())
+    main = _main_content(tree) or ""
+    return title, main.removeprefix(f"{title}\n\n") if title else main
+
+
 def _with_page_headings(text: str, tree: lxml.html.HtmlElement) -> ParsedDocument:
     """Headings for text the extractor returned without markup (it does so for short pages):
     the page's h1-h6, in order, where they stand as whole lines of the text."""

@@ -8,6 +8,7 @@ import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.
 import { AnswerView, questionItem } from "./message-view.js";
 import { setRelativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
+import "./inbox-upload.js";
 
 const SUGGESTION_BATCH_MS = 100;
 const feed = document.getElementById("inbox-feed");

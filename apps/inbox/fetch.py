@@ -1,0 +1,142 @@
+"""Fetching a link sent to the inbox assistant, without letting it reach inside the network.
+
+Only http and https. The host is resolved here and every address it resolves to must be public
+(not private, loopback, link-local, shared, reserved or multicast; an IPv4-mapped IPv6 address
+counts as its IPv4 address); the connection then goes to the address that was checked, not to
+the name, so a second lookup cannot swap in another (DNS rebinding). Redirects are followed by
+hand, each hop checked again. Environment proxies are ignored (a proxy would reach what the
+check refused). The body is read in pieces up to ``URL_FETCH_MAX_BYTES`` and the whole fetch
+must finish within ``URL_FETCH_TIMEOUT_SECONDS``.
+
+``URL_FETCH_ALLOW_LOOPBACK`` (a plain setting, never read from the environment) lets the tests'
+local HTTP server be fetched; everything else stays refused even then.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+from dataclasses import dataclass
+
+import httpx
+from django.conf import settings
+
+from apps.core.api import ApplicationError
+
+USER_AGENT = "FolderChat/1.0 (saving a page a user sent to their inbox)"
+_SCHEMES = {"http": 80, "https": 443}
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class FetchError(ApplicationError):
+    """The page could not be fetched; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    url: str  # after redirects
+    content_type: str  # without parameters, lower case
+    body: bytes
+
+
+def url_fetch(*, url: str) -> FetchedPage:
+    """GET ``url`` within the limits above; FetchError with the reason otherwise."""
+    deadline = time.monotonic() + settings.URL_FETCH_TIMEOUT_SECONDS
+    current = _parse(url)
+    for _ in range(settings.URL_FETCH_MAX_REDIRECTS + 1):
+        address = address_check(host=current.host, port=current.port or _SCHEMES[current.scheme])
+        location, page = _get(current, address, deadline)
+        if page is not None:
+            return page
+        current = _parse(str(current.join(location)))
+    raise FetchError(f"{url} redirects more than {settings.URL_FETCH_MAX_REDIRECTS} times; nothing was saved.")
+
+
+def address_check(*, host: str, port: int) -> Address:
+    """The address to connect to: every address ``host`` resolves to must be allowed."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise FetchError(f"{host} could not be found; nothing was saved.") from exc
+    addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+    if not addresses:
+        raise FetchError(f"{host} could not be found; nothing was saved.")
+    for address in addresses:
+        if not address_allowed(address):
+            raise FetchError(
+                f"{host} leads to {address}, a private or local address; only public web pages are fetched."
+            )
+    return addresses[0]
+
+
+def address_allowed(address: Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return bool(settings.URL_FETCH_ALLOW_LOOPBACK)
+    return address.is_global and not address.is_multicast
+
+
+def _parse(url: str) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url.strip())
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise FetchError(f"{url} is not a web address; nothing was saved.") from exc
+    if parsed.scheme not in _SCHEMES or not parsed.host:
+        raise FetchError(f"Only http and https links are fetched, not {url}.")
+    if parsed.userinfo:
+        raise FetchError("Links with a user name or password in them are not fetched.")
+    return parsed
+
+
+def _get(url: httpx.URL, address: Address, deadline: float) -> tuple[str, FetchedPage | None]:
+    """One request to ``address``: (redirect location, None) or ("", the page)."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise FetchError(f"{url} took too long to answer; nothing was saved.")
+    host_header = url.netloc.decode("ascii")
+    # The request goes to the checked address; Host and TLS (SNI and the certificate's name) keep the name.
+    pinned = url.copy_with(host=str(address))
+    extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
+    headers = {
+        "Host": host_header,
+        "User-Agent": USER_AGENT,
+        "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5",
+        # Uncompressed: the size cap then bounds what is held, not a 1000:1 gzip stream.
+        "Accept-Encoding": "identity",
+    }
+    try:
+        with (
+            httpx.Client(timeout=remaining, follow_redirects=False, trust_env=False) as client,
+            client.stream("GET", pinned, headers=headers, extensions=extensions) as response,
+        ):
+            if response.is_redirect:
+                return response.headers.get("location", ""), None
+            if response.status_code >= 400:
+                raise FetchError(f"{url} answered {response.status_code}; nothing was saved.")
+            body = _read(response, url=url, deadline=deadline)
+            content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            return "", FetchedPage(url=str(url), content_type=content_type, body=body)
+    except httpx.TimeoutException as exc:
+        raise FetchError(f"{url} took too long to answer; nothing was saved.") from exc
+    except httpx.HTTPError as exc:
+        raise FetchError(f"{url} could not be fetched ({type(exc).__name__}); nothing was saved.") from exc
+
+
+def _read(response: httpx.Response, *, url: httpx.URL, deadline: float) -> bytes:
+    limit = settings.URL_FETCH_MAX_BYTES
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise FetchError(f"{url} is {int(declared):,} bytes, more than {limit:,} (URL_FETCH_MAX_BYTES).")
+    pieces: list[bytes] = []
+    received = 0
+    for piece in response.iter_bytes():
+        received += len(piece)
+        if received > limit:
+            raise FetchError(f"{url} is more than {limit:,} bytes (URL_FETCH_MAX_BYTES); nothing was saved.")
+        if time.monotonic() > deadline:
+            raise FetchError(f"{url} took too long to send; nothing was saved.")
+        pieces.append(piece)
+    return b"".join(pieces)
