@@ -11,6 +11,7 @@ from apps.library.budget import FileBudget, file_budget_new, file_budget_running
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
+from apps.library.language import folder_language_detect
 from apps.library.models import File, FileStatus
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.progress import FolderCounts
@@ -75,7 +76,12 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         claimed.text = document.text
         claimed.pieces = chunk_document(document=document)
         budget.check("chunking")
-    return None if claimed.pieces else claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+    if not claimed.pieces:
+        return claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+    # Before its chunks are written, so their keyword vectors are built in the language found; off
+    # the file's budget, as the detector's first call loads its model (about a second).
+    folder_language_detect(folder=file.folder, text=claimed.text)
+    return None
 
 
 def claimed_lost(claimed: Claimed) -> FileOutcome:

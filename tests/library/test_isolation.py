@@ -42,6 +42,13 @@ def error_of(folder, path):
     return File.objects.get(folder=folder, path=path).error
 
 
+@pytest.fixture(autouse=True)
+def fixed_text_cap(settings):
+    """These tests shrink the time budget to see it stop a long file: a fixed text cap keeps the
+    one sized to the budget from skipping that file before it starts."""
+    settings.INDEX_MAX_TEXT_CHARS = 5_000_000
+
+
 @pytest.fixture
 def slow_chunking(monkeypatch):
     """Chunking a long text takes seconds, as on a busy worker, not the fraction of a second that
@@ -119,6 +126,7 @@ def test_text_over_the_cap_is_skipped_with_the_reason(root, folder, settings):
 def test_a_long_page_is_indexed_whole_and_the_cap_is_what_the_budget_can_embed(root, folder, settings):
     """A one-page edition of a book (1.08 M characters, over the old 1 M html cap) is indexed to its
     last line; a file is skipped only when its budget cannot embed its text (budget x rate)."""
+    settings.INDEX_MAX_TEXT_CHARS = 0  # sized to the budget, as by default
     paragraphs = "".join(f"<p>Paragraph {n} of the whole book, on one page of the site.</p>" for n in range(18_000))
     write(root, "print.html", f"<h1>Book</h1>{paragraphs}<p>The last words: END-4410.</p>")
     folder_index(folder_id=folder.pk, inline=True)
@@ -213,6 +221,7 @@ def budget_worker(transactional_db, settings):
         EMBEDDING_PROVIDER=settings.EMBEDDING_PROVIDER,
         LLM_PROVIDER=settings.LLM_PROVIDER,
         INDEX_FILE_TIME_BUDGET_SECONDS="0.5",
+        INDEX_MAX_TEXT_CHARS="5000000",
     )
     log_path = BASE_DIR / "var" / f"test-budget-worker-{time.monotonic_ns()}.log"
     with start_celery_worker(env=env, queues=ALL_QUEUES, log_path=log_path, name="budget") as process:
