@@ -235,10 +235,11 @@ INDEX_MAX_COMPRESSION_RATIO = env_int("INDEX_MAX_COMPRESSION_RATIO", 100)
 INDEX_HTML_MAIN_CONTENT = env_bool("INDEX_HTML_MAIN_CONTENT", True)
 # One file's share of a worker: beyond it the file fails alone ("too large to index in 5 minutes").
 INDEX_FILE_TIME_BUDGET_SECONDS = env_float("INDEX_FILE_TIME_BUDGET_SECONDS", 300.0)
-# Extracted text per kind of file: more is skipped with the reason (text and code, html, documents).
-INDEX_MAX_TEXT_CHARS = env_int("INDEX_MAX_TEXT_CHARS", 2_000_000)
-INDEX_MAX_HTML_CHARS = env_int("INDEX_MAX_HTML_CHARS", 1_000_000)
-INDEX_MAX_DOCUMENT_CHARS = env_int("INDEX_MAX_DOCUMENT_CHARS", 5_000_000)
+# Extracted characters a file may bring, any kind: 0 sizes it to the time budget (budget seconds x
+# the rate text is embedded at: 1 M characters in about 40 s on 2 cores with the local model, so
+# 20,000 a second leaves room; 300 s -> 6 M characters). More is skipped with the reason.
+INDEX_MAX_TEXT_CHARS = env_int("INDEX_MAX_TEXT_CHARS", 0)
+INDEX_TEXT_CHARS_PER_SECOND = env_int("INDEX_TEXT_CHARS_PER_SECOND", 20_000)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | local_torch | openai | hash

@@ -24,3 +24,18 @@ def backfill_search_vectors() -> int:
     if result.remaining:
         backfill_search_vectors.delay()
     return result.rows
+
+
+@shared_task(
+    name="workers.backfill.reindex_folder_keywords",
+    **retrying(OperationalError),
+    **task_limits.BACKFILL.options(),
+)
+def reindex_folder_keywords(folder_id: int, after_id: int = 0) -> int:
+    """A folder's keyword vectors under its language (it changed); a run out of time queues the rest."""
+    from apps.library.backfill import search_vectors_recompute
+
+    result = search_vectors_recompute(folder_id=folder_id, after_id=after_id, max_seconds=_RUN_SECONDS)
+    if result.resume_after is not None:
+        reindex_folder_keywords.delay(folder_id, result.resume_after)
+    return result.rows

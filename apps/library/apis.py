@@ -15,6 +15,7 @@ from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library import selectors, services
 from apps.library.access import FolderAction, file_access, folder_access, folders_visible
 from apps.library.exclusions import MAX_PATTERN_CHARS, ExcludePatternError, exclude_patterns_clean
+from apps.library.language import SEARCH_LANGUAGES
 from apps.library.models import File, FileStatus, Folder, SourceKind
 from apps.library.paging import COUNT_CAP, CappedCountPagination
 
@@ -39,6 +40,7 @@ class FolderOutputSerializer(serializers.ModelSerializer[Folder]):
             "sync_interval_seconds",
             "last_error",
             "exclude_patterns",
+            "language",
             "created_at",
             "role",
             "owner",
@@ -151,6 +153,12 @@ class FolderDetailApi(APIView):
             max_value=services.SYNC_INTERVAL_MAX_SECONDS,
             help_text="How often the folder is checked for changes (beat looks every minute).",
         )
+        language = serializers.ChoiceField(
+            choices=SEARCH_LANGUAGES,
+            required=False,
+            help_text="How keyword search stems and filters the folder's words (a PostgreSQL text search "
+            "configuration; simple keeps words as written). Changing it re-indexes the keyword vectors.",
+        )
 
     @extend_schema(responses={200: FolderDetailOutputSerializer})
     def get(self, request: Request, folder_id: int) -> Response:
@@ -164,7 +172,7 @@ class FolderDetailApi(APIView):
     def patch(self, request: Request, folder_id: int) -> Response:
         data = self.FolderUpdateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        # Renaming is the owner's; exclude patterns and the sync interval are an editor's.
+        # Renaming is the owner's; exclude patterns, the sync interval and the language are an editor's.
         action = FolderAction.MANAGE if "name" in data.validated_data else FolderAction.EDIT
         folder = folder_access(user=request.user, folder_id=folder_id, action=action)
         folder = services.folder_update(folder=folder, **data.validated_data)

@@ -11,8 +11,9 @@ from apps.library.budget import FileBudget, file_budget_new, file_budget_running
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
+from apps.library.language import folder_language_detect
 from apps.library.models import File, FileStatus
-from apps.library.parsing import ParseError, UnsupportedDocument, document_kind, parse_document, read_as_text
+from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.progress import FolderCounts
 from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
 
@@ -68,14 +69,19 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         except ParseError as exc:
             return claimed_settle(claimed, FileStatus.FAILED, str(exc))
         budget.text_chars = len(document.text)
-        too_much = text_cap_reason(chars=len(document.text), mime_type=claimed.mime_type, name=file.name)
+        too_much = text_cap_reason(chars=len(document.text))
         if too_much:
             return claimed_settle(claimed, FileStatus.SKIPPED, too_much)
         budget.check("parsing")
         claimed.text = document.text
         claimed.pieces = chunk_document(document=document)
         budget.check("chunking")
-    return None if claimed.pieces else claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+    if not claimed.pieces:
+        return claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+    # Before its chunks are written, so their keyword vectors are built in the language found; off
+    # the file's budget, as the detector's first call loads its model (about a second).
+    folder_language_detect(folder=file.folder, text=claimed.text)
+    return None
 
 
 def claimed_lost(claimed: Claimed) -> FileOutcome:
@@ -93,24 +99,24 @@ def too_big(size: int) -> str:
     return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
 
 
-# Extracted text per kind of file: more is skipped with the reason.
-_HTML = {"text/html", "application/xhtml+xml"}
+def text_cap() -> tuple[int, str]:
+    """The most characters of extracted text a file may bring, and the setting that says so.
 
-
-def text_cap(*, mime_type: str, name: str) -> tuple[int, str]:
-    """The most characters of extracted text a file of this kind may bring, and its setting."""
-    kind = document_kind(mime_type=mime_type, name=name)
-    if kind in _HTML:
-        return settings.INDEX_MAX_HTML_CHARS, "INDEX_MAX_HTML_CHARS"
-    # Text and code: whatever the dispatcher reads as plain text, and JSON.
-    if read_as_text(kind) or kind == "application/json":
+    Sized to the time budget: embedding the text is most of a long file's indexing time, so a file
+    whose text cannot be embedded within ``INDEX_FILE_TIME_BUDGET_SECONDS`` at the measured rate
+    (``INDEX_TEXT_CHARS_PER_SECOND``) is skipped before any of that work rather than failing at its
+    end. Every kind of file gets the same cap: a one-page edition of a whole book (1 M characters,
+    about 50 s) is indexed like any other long document. ``INDEX_MAX_TEXT_CHARS`` fixes it instead.
+    """
+    if settings.INDEX_MAX_TEXT_CHARS:
         return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
-    return settings.INDEX_MAX_DOCUMENT_CHARS, "INDEX_MAX_DOCUMENT_CHARS"
+    chars = int(settings.INDEX_FILE_TIME_BUDGET_SECONDS * settings.INDEX_TEXT_CHARS_PER_SECOND)
+    return chars, "INDEX_FILE_TIME_BUDGET_SECONDS x INDEX_TEXT_CHARS_PER_SECOND"
 
 
-def text_cap_reason(*, chars: int, mime_type: str, name: str) -> str | None:
-    """Why the extracted text is too much to index, or None when it is within its kind's cap."""
-    cap, setting = text_cap(mime_type=mime_type, name=name)
+def text_cap_reason(*, chars: int) -> str | None:
+    """Why the extracted text is too much to index, or None when it is within the cap."""
+    cap, setting = text_cap()
     if chars <= cap:
         return None
     return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"

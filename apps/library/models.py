@@ -50,6 +50,15 @@ class Folder(TimestampedModel):
         validators=[exclude_patterns_validator],
         help_text="Paths never indexed, one gitignore pattern per line (e.g. node_modules/, *.min.js).",
     )
+    # A PostgreSQL text search configuration (apps/library/language.py); empty until detected from
+    # the first file with enough text, English meanwhile.
+    language = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Text search configuration for keyword search: english, german, french, ..., simple.",
+    )
 
     class Meta:
         constraints = [

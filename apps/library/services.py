@@ -12,6 +12,7 @@ from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
 from apps.library.indexing import files_enqueue
+from apps.library.language import SEARCH_LANGUAGES, folder_keywords_reindex_enqueue
 from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKind
 from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.sources import ROOT_CHECKS, SourceAuthError, SourceError, SourceNotFoundError
@@ -152,10 +153,11 @@ def folder_update(
     name: str | None = None,
     exclude_patterns: str | None = None,
     sync_interval_seconds: int | None = None,
+    language: str | None = None,
 ) -> Folder:
     """Rename, set how often it syncs, or change what is excluded: a sync then drops newly excluded
     files from the index and picks up files no longer excluded (Drive: with a full listing, as
-    changes would not show them)."""
+    changes would not show them). A new language re-indexes the folder's keyword vectors."""
     fields = ["updated_at"]
     if name is not None:
         if not name.strip():
@@ -168,6 +170,12 @@ def folder_update(
             raise ApplicationError(f"The sync interval must be between {bounds} seconds.")
         folder.sync_interval_seconds = sync_interval_seconds
         fields.append("sync_interval_seconds")
+    relanguage = language is not None and language != folder.language
+    if language is not None:
+        if language not in SEARCH_LANGUAGES:
+            raise ApplicationError(f"Unknown language {language!r}.", extra={"field": "language"})
+        folder.language = language
+        fields.append("language")
     resync = False
     if exclude_patterns is not None:
         patterns = _patterns_clean(exclude_patterns)
@@ -181,6 +189,8 @@ def folder_update(
         folder.save(update_fields=fields)
         if resync:
             folder_sync_enqueue(folder=folder)
+        if relanguage:
+            folder_keywords_reindex_enqueue(folder_id=folder.pk)
     return folder
 
 

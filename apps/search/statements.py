@@ -75,7 +75,8 @@ def _chunk_file_filter(filters: SearchFilters) -> str:
     return _CHUNK_FILE_FILTER.format(conditions=conditions) if conditions else ""
 
 
-# Lexemes of the question with their count in it (qtf) and their document frequency in the folder.
+# Lexemes of the question, under the folder's language (library/0011), with their count in it (qtf)
+# and their document frequency in the folder.
 # A lexeme the statistics do not know (stale or never refreshed) counts as rare (df 1): it still
 # matches and ranks. to_tsvector keeps one entry a lexeme, its positions say how often it occurs:
 # a long request repeats the words it is about, and BM25 counts each occurrence (as bm25s does;
@@ -85,7 +86,7 @@ query_terms AS MATERIALIZED (
     SELECT t.lexeme, cardinality(t.positions)::float8 AS qtf,
            coalesce((SELECT l.document_count FROM search_folderlexeme l  -- one index probe per lexeme
                      WHERE l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme), 1) AS df
-    FROM unnest(to_tsvector('english', %(query)s)) AS t
+    FROM unnest(to_tsvector(library_folder_regconfig(%(folder_id)s), %(query)s)) AS t
 ),
 corpus AS MATERIALIZED (
     SELECT coalesce(s.chunk_count,

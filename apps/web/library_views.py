@@ -13,6 +13,7 @@ from django.shortcuts import render
 
 from apps.library import selectors
 from apps.library.access import folder_access
+from apps.library.language import SEARCH_LANGUAGES
 from apps.library.models import FileStatus, Folder, FolderRole
 from apps.library.services import SYNC_INTERVAL_MAX_SECONDS, SYNC_INTERVAL_MIN_SECONDS
 
@@ -82,7 +83,9 @@ def folder_search(request: HttpRequest, folder_id: int) -> HttpResponse:
 def folder_settings(request: HttpRequest, folder_id: int) -> HttpResponse:
     context = _folder_context(request, folder_id, "settings")
     context.update(
-        interval_min_minutes=SYNC_INTERVAL_MIN_SECONDS // 60, interval_max_minutes=SYNC_INTERVAL_MAX_SECONDS // 60
+        interval_min_minutes=SYNC_INTERVAL_MIN_SECONDS // 60,
+        interval_max_minutes=SYNC_INTERVAL_MAX_SECONDS // 60,
+        search_languages=SEARCH_LANGUAGES,
     )
     return render(request, "web/folder_settings.html", context)
 

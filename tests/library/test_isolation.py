@@ -10,7 +10,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.core.management import call_command
 
 from apps.library.indexing import files_index, folder_index
-from apps.library.models import File, IndexingJob
+from apps.library.models import Chunk, File, IndexingJob
 from tests.support import junk_samples as samples
 from tests.support.files import write
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
@@ -40,6 +40,13 @@ def statuses(folder):
 
 def error_of(folder, path):
     return File.objects.get(folder=folder, path=path).error
+
+
+@pytest.fixture(autouse=True)
+def fixed_text_cap(settings):
+    """These tests shrink the time budget to see it stop a long file: a fixed text cap keeps the
+    one sized to the budget from skipping that file before it starts."""
+    settings.INDEX_MAX_TEXT_CHARS = 5_000_000
 
 
 @pytest.fixture
@@ -96,17 +103,45 @@ def test_a_file_over_its_time_budget_fails_alone_with_the_reason(root, folder, s
 
 
 @pytest.mark.django_db
-def test_text_over_its_kinds_cap_is_skipped_with_the_reason(root, folder, settings):
+def test_text_over_the_cap_is_skipped_with_the_reason(root, folder, settings):
     settings.INDEX_MAX_TEXT_CHARS = 10_000
     write(root, "log.txt", "a line of the log\n" * 1000)
-    write(root, "page.html", "<p>" + "words " * 3000 + "</p>")  # html has its own, larger cap
+    write(root, "page.html", "<p>" + "words " * 3000 + "</p>")  # every kind has the same cap
     write(root, "dump.sql", "select 1 from logs;\n" * 900)  # code (application/sql) is text too
+    write(root, "short.html", "<p>" + "words " * 1000 + "</p>")
     folder_index(folder_id=folder.pk, inline=True)
-    assert statuses(folder) == {"log.txt": "skipped", "page.html": "indexed", "dump.sql": "skipped"}
+    assert statuses(folder) == {
+        "log.txt": "skipped",
+        "page.html": "skipped",
+        "dump.sql": "skipped",
+        "short.html": "indexed",
+    }
     assert error_of(folder, "log.txt") == (
         "too much text to index: 18,000 characters, more than the limit of 10,000 (INDEX_MAX_TEXT_CHARS)"
     )
     assert error_of(folder, "dump.sql") == error_of(folder, "log.txt")
+
+
+@pytest.mark.django_db
+def test_a_long_page_is_indexed_whole_and_the_cap_is_what_the_budget_can_embed(root, folder, settings):
+    """A one-page edition of a book (1.08 M characters, over the old 1 M html cap) is indexed to its
+    last line; a file is skipped only when its budget cannot embed its text (budget x rate)."""
+    settings.INDEX_MAX_TEXT_CHARS = 0  # sized to the budget, as by default
+    paragraphs = "".join(f"<p>Paragraph {n} of the whole book, on one page of the site.</p>" for n in range(18_000))
+    write(root, "print.html", f"<h1>Book</h1>{paragraphs}<p>The last words: END-4410.</p>")
+    folder_index(folder_id=folder.pk, inline=True)
+    book = File.objects.get(folder=folder, path="print.html")
+    assert book.status == "indexed" and book.chunk_count > 500
+    assert Chunk.objects.filter(file=book, text__contains="END-4410").exists()
+
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 2.0
+    settings.INDEX_TEXT_CHARS_PER_SECOND = 10_000
+    write(root, "log.txt", "a line of the log\n" * 2000)  # 36,000 characters
+    folder_index(folder_id=folder.pk, inline=True)
+    assert error_of(folder, "log.txt") == (
+        "too much text to index: 36,000 characters, more than the limit of 20,000"
+        " (INDEX_FILE_TIME_BUDGET_SECONDS x INDEX_TEXT_CHARS_PER_SECOND)"
+    )
 
 
 # As in a worker: autocommit, no test transaction around the task for the signal to break.
@@ -186,6 +221,7 @@ def budget_worker(transactional_db, settings):
         EMBEDDING_PROVIDER=settings.EMBEDDING_PROVIDER,
         LLM_PROVIDER=settings.LLM_PROVIDER,
         INDEX_FILE_TIME_BUDGET_SECONDS="0.5",
+        INDEX_MAX_TEXT_CHARS="5000000",
     )
     log_path = BASE_DIR / "var" / f"test-budget-worker-{time.monotonic_ns()}.log"
     with start_celery_worker(env=env, queues=ALL_QUEUES, log_path=log_path, name="budget") as process:

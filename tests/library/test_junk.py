@@ -59,6 +59,32 @@ def test_a_real_folder_indexes_prose_and_code_and_skips_its_junk_with_reasons(ro
     assert indexed_paths == {"README.md", "src/textwrap.py", "web/answer.js"}
 
 
+def test_a_documentation_site_indexes_its_pages_and_none_of_its_scripts(root, folder):
+    """mdBook, MkDocs and Docusaurus output: scripts whose names say nothing are found by content
+    (mdBook's sidebar under a theme's name, a Docusaurus chunk); hand-written scripts stay."""
+    folder.exclude_patterns = ""
+    folder.save()
+    write(
+        root, "book/intro.html", "<html><body><h1>Intro</h1>" + "<p>Mirrors sync nightly.</p>" * 50 + "</body></html>"
+    )
+    write(root, "book/toc.js", samples.mdbook_sidebar())
+    write(root, "book/sidebar.js", samples.mdbook_sidebar())  # a theme's own name for it
+    write(root, "book/book-a0b12cfe.js", samples.hand_written_javascript())
+    write(root, "site/search/main.js", samples.hand_written_javascript())
+    write(root, "site/assets/js/runtime~main.3f2a1b9c.js", samples.hand_written_javascript())
+    write(root, "site/assets/js/chapter-loader.js", samples.docusaurus_chunk())
+    write(root, "web/answer.js", samples.hand_written_javascript())
+
+    folder_index(folder_id=folder.pk, inline=True)
+
+    result = outcomes(folder)
+    assert {path for path, (status, _) in result.items() if status == "indexed"} == {"book/intro.html", "web/answer.js"}
+    assert result["book/sidebar.js"][1] == (
+        "generated code: mdBook's table of contents script, the whole sidebar in one string"
+    )
+    assert result["site/assets/js/chapter-loader.js"][1] == "generated code: bundled JavaScript (build tool output)"
+
+
 def test_the_reason_for_a_bundle_gives_its_average_line_length():
     reason = junk_by_content(path="main.js", mime_type="text/javascript", data=samples.minified_bundle())
     assert reason is not None
@@ -105,6 +131,14 @@ def test_text_in_other_encodings_is_not_binary(encoding):
         ("html/_static/glossary.json", "theme file:"),
         ("python/genindex-all.html", "index page:"),
         ("python/py-modindex.html", "index page:"),
+        ("book/toc.js", "third-party script: toc.js"),
+        ("book/toc-5a6b7c8d.js", "third-party script:"),
+        ("book/book-a0b12cfe.js", "third-party script:"),
+        ("book/mode-rust.js", "third-party script:"),
+        ("site/js/theme_extra.js", "third-party script:"),
+        ("site/search/worker.js", "theme file: the search script of a generated site (search/)"),
+        ("site/assets/js/runtime~main.3f2a1b9c.js", "third-party script:"),
+        ("site/assets/js/17896441.2f7d3c9a.js", "generated code: 17896441.2f7d3c9a.js is a build's bundle"),
     ],
 )
 def test_junk_by_name(path, expected):

@@ -27,6 +27,31 @@ def readme() -> str:
     return (BASE_DIR / "README.md").read_text()
 
 
+def mdbook_sidebar(chapters: int = 40) -> str:
+    """The shape of mdBook's toc.js: a custom element whose markup holds every chapter's link."""
+    links = "".join(
+        f'<li class="chapter-item"><a href="ch{n:02}.html">{n}. Chapter {n}</a></li>' for n in range(chapters)
+    )
+    return (
+        "// Populates the sidebar from one copy of the table of contents.\n"
+        "class MDBookSidebarScrollbox extends HTMLElement {\n"
+        "    connectedCallback() {\n"
+        f"        this.innerHTML = '<ol class=\"chapter\">{links}</ol>';\n"
+        "    }\n"
+        "}\n"
+        'window.customElements.define("mdbook-sidebar-scrollbox", MDBookSidebarScrollbox);\n'
+    )
+
+
+def docusaurus_chunk() -> str:
+    """The shape of a Docusaurus page chunk: webpack's chunk array, pushed from a formatted file."""
+    return (
+        '"use strict";\n(self.webpackChunkmy_site = self.webpackChunkmy_site || []).push([[4211], {\n'
+        + "".join(f"  {n}: (e, t, n) => {{ n.d(t, {{ default: () => c{n} }}); }},\n" for n in range(80))
+        + "}]);\n"
+    )
+
+
 def minified_bundle() -> bytes:
     return (DRF_STATIC / "js" / "jquery-3.7.1.min.js").read_bytes()
 

@@ -1,17 +1,19 @@
 """OpenDocument text, spreadsheets and presentations (odt, ods, odp) through odfpy.
 
-Text keeps its headings as locations; spreadsheets are rendered like Excel sheets (sheet and
+Text keeps its headings as locations and every word a reader sees: tables, frames and text boxes
+(anchored to the page too), footnotes and comments after their paragraph, then the page styles'
+headers and footers; spreadsheets are rendered like Excel sheets (sheet and
 cell-range locations); presentations like PowerPoint (slide numbers, titles, notes).
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from odf import teletype
-from odf.namespaces import DRAWNS, OFFICENS, PRESENTATIONNS, TABLENS, TEXTNS
+from odf.element import Node
+from odf.namespaces import DRAWNS, OFFICENS, PRESENTATIONNS, STYLENS, TABLENS, TEXTNS
 from odf.opendocument import load
 
 from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
@@ -22,7 +24,21 @@ from apps.library.parsing.slides import slide_lines
 # Saved files pad sheets with empty rows and columns repeated to the sheet's edge (a million
 # rows); repeated cells with content are rare and are written out at most this many times.
 _MAX_REPEAT = 100
-_BLOCK_CONTAINERS = frozenset({"section", "list", "list-item", "list-header", "index-body", "table-of-content"})
+# Declarations, change tracking (its deleted text) and forms hold no words a reader sees.
+_NOT_CONTENT = frozenset(
+    {
+        (TEXTNS, "sequence-decls"),
+        (TEXTNS, "variable-decls"),
+        (TEXTNS, "user-field-decls"),
+        (TEXTNS, "tracked-changes"),
+        (OFFICENS, "forms"),
+        (OFFICENS, "annotation-end"),
+    }
+)
+_INLINE_BREAKS = frozenset({(TEXTNS, "s"), (TEXTNS, "tab"), (TEXTNS, "line-break")})
+_FLOATING = frozenset(
+    {(DRAWNS, "frame"), (DRAWNS, "custom-shape"), (DRAWNS, "g"), (TEXTNS, "note"), (OFFICENS, "annotation")}
+)
 
 
 def parse_odt(data: bytes, name: str) -> ParsedDocument:
@@ -59,29 +75,80 @@ def _elements(node: Any) -> Iterator[Any]:
 
 
 def _plain(element: Any) -> str:
-    return " ".join(teletype.extractText(element).split())
+    """The words inside ``element`` on one line: its paragraphs, nested tables, frames and notes."""
+    return " ".join(_block_lines(element))
 
 
 def _text(root: Any, builder: TextBuilder) -> None:
     headings = HeadingPath()
-    stack = list(reversed(list(_elements(root))))
+    _blocks(_elements(root), builder, headings)
+    # Headers and footers live on the page styles (styles.xml), each written once however many pages show it.
+    masters = getattr(root.ownerDocument, "masterstyles", None)
+    margins: list[Any] = []
+    for master in _elements(masters) if masters is not None else ():
+        margins.extend(element for element in _elements(master) if element.qname[0] == STYLENS)
+    lines = _unique(line for margin in margins for line in _block_lines(margin))
+    if lines:
+        builder.newline()
+        builder.mark(heading=("Headers and footers",))
+        builder.add("".join(line + "\n" for line in lines))
+
+
+def _blocks(elements: Iterable[Any], builder: TextBuilder, headings: HeadingPath) -> None:
+    """Headings, paragraphs and tables in reading order, whatever holds them (sections, lists,
+    indexes, frames and text boxes anchored to the page); declarations and deleted text are left out."""
+    stack = list(reversed(list(elements)))
     while stack:
         element = stack.pop()
         namespace, tag = element.qname
-        if namespace == TEXTNS and tag == "h":
-            title = _plain(element)
-            if title:
+        if namespace == TEXTNS and tag in {"h", "p"}:
+            line, floating = _paragraph(element)
+            if line and tag == "h":
                 level = int(element.getAttrNS(TEXTNS, "outline-level") or 1)
-                builder.mark(heading=headings.enter(level, title))
-                builder.add(title + "\n")
-        elif namespace == TEXTNS and tag == "p":
-            if line := _plain(element):
+                builder.mark(heading=headings.enter(level, line))
+            if line:
                 builder.add(line + "\n")
+            # Frames, notes and comments inside the paragraph come right after it.
+            stack.extend(reversed(floating))
         elif namespace == TABLENS and tag == "table":
             for _, cells in _table_rows(element):
                 builder.add(" | ".join(value for _, value in cells) + "\n")
-        elif tag in _BLOCK_CONTAINERS:
+        elif (namespace, tag) not in _NOT_CONTENT:
             stack.extend(reversed(list(_elements(element))))
+
+
+def _block_lines(element: Any) -> list[str]:
+    builder = TextBuilder()
+    _blocks(_elements(element), builder, HeadingPath())
+    return [line for line in builder.build().text.splitlines() if line]
+
+
+def _paragraph(element: Any) -> tuple[str, list[Any]]:
+    """A paragraph's own words, and what is anchored in it (frames, notes, comments) to read after it."""
+    parts: list[str] = []
+    floating: list[Any] = []
+
+    def walk(node: Any) -> None:
+        for child in node.childNodes:
+            if child.nodeType == Node.TEXT_NODE:
+                parts.append(child.data)
+            elif child.nodeType == Node.ELEMENT_NODE:
+                name = child.qname
+                if name in _INLINE_BREAKS:
+                    parts.append(" ")
+                elif name == (TEXTNS, "note-citation"):
+                    continue
+                elif name in _FLOATING:
+                    floating.append(child)
+                elif name not in _NOT_CONTENT:
+                    walk(child)
+
+    walk(element)
+    return " ".join("".join(parts).split()), floating
+
+
+def _unique(lines: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(lines))
 
 
 def _spreadsheet(root: Any, builder: TextBuilder) -> None:
@@ -151,21 +218,5 @@ def _presentation(root: Any, builder: TextBuilder) -> None:
             elif element.getAttrNS(PRESENTATIONNS, "class") == "title" and not title:
                 title = _plain(element)
             else:
-                lines.extend(_frame_lines(element))
+                lines.extend(_block_lines(element))
         slide_lines(number=number, title=title, lines=lines, notes=notes, builder=builder)
-
-
-def _frame_lines(element: Any) -> list[str]:
-    lines: list[str] = []
-    stack = [element]
-    while stack:
-        node = stack.pop()
-        namespace, tag = node.qname
-        if namespace == TEXTNS and tag in {"p", "h"}:
-            if line := _plain(node):
-                lines.append(line)
-        elif namespace == TABLENS and tag == "table":
-            lines.extend(" | ".join(value for _, value in cells) for _, cells in _table_rows(node))
-        else:
-            stack.extend(reversed(list(_elements(node))))
-    return lines

@@ -1,4 +1,4 @@
-// A folder's settings: rename, sync interval, sync now, re-index, exclude patterns, disconnect
+// A folder's settings: rename, sync interval, sync now, re-index, exclude patterns, language, disconnect
 // Drive, remove. Each form says what the API answered: a refusal in its alert, success in its status.
 import { api } from "./api.js";
 import { statusLabel, timeAgo } from "./format.js";
@@ -91,6 +91,24 @@ function setUpExcludes() {
   });
 }
 
+function setUpLanguage() {
+  const form = byId("language-form");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const language = form.elements.language.value;
+    if (!language) return;
+    const folder = await submit({
+      form,
+      button: form.querySelector("button"),
+      errorBox: byId("language-error"),
+      doneBox: byId("language-done"),
+      call: () => api(folderUrl, { method: "PATCH", body: { language } }),
+      done: () => "Saved. Keywords are being re-indexed in this language.",
+    });
+    if (folder) form.elements.language.value = folder.language;
+  });
+}
+
 function setUpWork() {
   const work = (button, path, done) =>
     button.addEventListener("click", async () => {
@@ -164,6 +182,7 @@ async function refresh() {
 setUpRename();
 setUpInterval();
 setUpExcludes();
+setUpLanguage();
 setUpWork();
 setUpDrive();
 setUpRemove();
