@@ -323,11 +323,13 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 
 def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> tuple[list[str], bool]:
     """The files a message means: handed over, named, referred back to, or the whole inbox; and
-    whether the user named them (a destination said for named files is an instruction)."""
+    whether the user's own words named them (a destination said for them is an instruction)."""
     folder_id = turn.conversation.folder_id
     if file_ids:
+        # Handed over by the query agent: its reading of the request, which the organize agent
+        # turns into suggestions for the user to confirm.
         by_id = folder_files_get(folder_id=folder_id, file_ids=file_ids)
-        return [by_id[pk].path for pk in file_ids if pk in by_id], True
+        return [by_id[pk].path for pk in file_ids if pk in by_id], False
     named_path = turn.route.params.get("file_path")
     if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
         return [named_path], True
