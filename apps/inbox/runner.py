@@ -32,6 +32,7 @@ from apps.chat.selectors import conversation_history
 from apps.chat.services import inbox_message_add
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
+from apps.inbox.meant import paths_meant, target_of
 from apps.inbox.offline import OfflineQueryPlanner
 from apps.inbox.organize_agent import (
     BATCH_SIZE,
@@ -42,32 +43,23 @@ from apps.inbox.organize_agent import (
 from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
 from apps.inbox.router import Route, route_message
 from apps.inbox.save import inbox_note_save
-from apps.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
+from apps.inbox.selectors import inbox_files, pending_suggestions, recent_context
 from apps.inbox.state import MAX_CARDS as MAX_CHOSEN_CARDS
 from apps.inbox.state import InboxRunState
 from apps.inbox.told import moves_as_told, told_text
 from apps.library.models import Folder
-from apps.library.selectors import folder_file_get_by_path, folder_files_get, folder_files_get_by_path
+from apps.library.selectors import folder_files_get_by_path
 from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_model
 from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationSuggestion
-from apps.organize.paths import folder_path_clean, in_inbox
 from apps.organize.services import SuggestOutcome, file_suggest
-from apps.organize.terms import name_terms, organize_terms
-from apps.organize.tree import folder_tree
 
 logger = logging.getLogger(__name__)
 
 NO_MODEL = "inbox-router"
 MAX_CARDS = 5  # found files shown when the agent chose none
-# "Organize my inbox" takes this many waiting files at most, BATCH_SIZE per organize turn.
-ORGANIZE_MAX_FILES = 1000
-# "Move it" means the file just shown (the first card); "move them", all of them.
-_REFERS_TO_ONE = re.compile(r"\b(it|this|that|the (file|one))\b", re.IGNORECASE)
-_REFERS_TO_ALL = re.compile(r"\b(them|these|those|the (files|ones))\b", re.IGNORECASE)
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
-_HINT_NOISE = re.compile(r"\b(my|the|a|folder|directory|dir)\b", re.IGNORECASE)
 GREETING = (
     "Hi! I can find files and answer questions about them, and I suggest where new inbox files belong. "
     "Try “find my W-2” or “organize my inbox”."
@@ -250,8 +242,15 @@ def _query(turn: Turn) -> RunResult:
 
 def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str | None = None) -> RunResult:
     folder_id = turn.conversation.folder_id
-    target = target or _target_of(turn.route, folder_id=folder_id)
-    paths, named = _paths_meant(turn, file_ids=file_ids, target=target)
+    target = target or target_of(turn.route, folder_id=folder_id)
+    paths, named = paths_meant(
+        conversation=turn.conversation,
+        before_message_id=turn.question.pk,
+        text=turn.text,
+        route=turn.route,
+        file_ids=file_ids,
+        target=target,
+    )
     if not paths:
         return _reply("There's nothing in inbox/ waiting to be organized. Which file do you mean?")
     if target and named:
@@ -319,53 +318,6 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> tuple[list[str], bool]:
-    """The files a message means: handed over, named, referred back to, or the whole inbox; and
-    whether the user's own words named them (a destination said for them is an instruction)."""
-    folder_id = turn.conversation.folder_id
-    if file_ids:
-        # Handed over by the query agent: its reading of the request, which the organize agent
-        # turns into suggestions for the user to confirm.
-        by_id = folder_files_get(folder_id=folder_id, file_ids=file_ids)
-        return [by_id[pk].path for pk in file_ids if pk in by_id], False
-    named_path = turn.route.params.get("file_path")
-    if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
-        return [named_path], True
-    waiting = inbox_files(folder_id=folder_id, limit=ORGANIZE_MAX_FILES)
-    words = set(organize_terms(turn.text)) - set(organize_terms(target or ""))
-    named = [file.path for file in waiting if words & set(name_terms(file.name))]
-    if named:
-        return named, True
-    every, one = _REFERS_TO_ALL.search(turn.text), _REFERS_TO_ONE.search(turn.text)
-    if every or one:
-        shown = last_shown_file_ids(conversation_id=turn.conversation.pk, before_message_id=turn.question.pk)
-        shown_files = folder_files_get(folder_id=folder_id, file_ids=shown)
-        meant = [shown_files[pk].path for pk in shown if pk in shown_files]
-        if meant:
-            return (meant if every else meant[:1]), True
-    open_files = set(
-        OrganizationSuggestion.objects.filter(folder_id=folder_id, status="pending").values_list("file_id", flat=True)
-    )
-    return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)], False
-
-
-def _target_of(route: Route, *, folder_id: int) -> str | None:
-    """The destination the user named ("my work folder", "taxes/2024"), as a folder path."""
-    hint = route.params.get("target_folder") or route.params.get("target_hint") or ""
-    hint = " ".join(_HINT_NOISE.sub(" ", hint).split()).strip(" ./")
-    if not hint:
-        return None
-    folders = [node.path for node in folder_tree(folder_id=folder_id)]
-    lowered = hint.lower()
-    for path in folders:
-        if path.rstrip("/").lower() == lowered or path.rstrip("/").rsplit("/", 1)[-1].lower() == lowered:
-            return path
-    try:
-        return folder_path_clean(hint)
-    except ApplicationError:
-        return None
 
 
 def _policy_suggestions(turn: Turn, *, paths: Sequence[str]) -> list[SuggestOutcome]:

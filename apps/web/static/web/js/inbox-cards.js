@@ -19,7 +19,7 @@ export function resultItem(message, { ask }) {
       : `Found ${total} file${total === 1 ? "" : "s"} for “${content.query ?? ""}”`;
   return h(
     "li",
-    { class: "feed-item feed-message message-agent result-item", dataset: { messageId: message.id ?? "" } },
+    { class: "feed-item feed-message result-item", dataset: { messageId: message.id ?? "" } },
     h("div", { class: "message-role" }, "Assistant"),
     h("p", { class: "result-heading" }, heading),
     h("ul", { class: "result-cards", "aria-label": heading }, ...results.map((result) => resultCard(result, ask))),
