@@ -166,11 +166,13 @@ def organize_tools(state: InboxRunState) -> ToolRegistry:
         else:
             target = folder_path_clean(arguments.target, field="target")
             learned = inputs.learned.get(target)
+            # The folder the user named: what their past decisions taught does not overrule them.
+            told = target == state.told_target
             refusal = target_refusal(
                 target,
                 file_path=file.path,
-                rejected_here=inputs.rejected_here,
-                learned=learned,
+                rejected_here=() if told else inputs.rejected_here,
+                learned=None if told else learned,
                 include=inputs.settings.include_folders,
                 exclude=inputs.settings.exclude_folders,
             )

@@ -281,7 +281,7 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
 def _organize_batch(turn: Turn, *, paths: Sequence[str], target: str | None) -> RunResult:
     """One organize turn over at most BATCH_SIZE files."""
     folder_id = turn.conversation.folder_id
-    state = turn.state()
+    state = dataclasses.replace(turn.state(), told_target=target)
     # The offline planner is told the files to organize; only a model gets the rest of the inbox.
     waiting = [file.path for file in inbox_files(folder_id=folder_id)] if organize_agent_available() else []
     task = organize_task(message=turn.text, paths=paths, target=target, inbox=waiting)

@@ -70,6 +70,7 @@ class InboxRunState:
     user_id: int
     run_id: str
     min_confidence: float = 0.0  # the owner's suggest threshold, for suggestions nobody asked for
+    told_target: str | None = None  # the folder the user named for the files of this run
     lock: threading.Lock = field(default_factory=threading.Lock)
     search_query: str = ""
     found: dict[int, FileCard] = field(default_factory=dict)  # by file id, in the order found

@@ -74,6 +74,22 @@ def test_a_policy_refusal_reads_as_advice_to_the_user_not_to_the_model(sample):
     )
 
 
+def test_the_organize_agent_suggests_the_folder_the_user_named_even_after_an_undo(sample):
+    send(sample.folder, "move the lease to personal")
+    move_undo(move_id=FileMove.objects.get(to_path=MOVED_LEASE).pk, owner_id=sample.folder.owner_id)
+    conversation = inbox_conversation_current(folder=sample.folder)
+    state = InboxRunState(
+        conversation=conversation, user_id=sample.folder.owner_id, run_id="told", told_target="personal/"
+    )
+    tool = organize_tools(state).get("suggest_organization")
+    context = ToolContext(folder_id=sample.folder.pk, user_id=sample.folder.owner_id, question="", run_id="told")
+
+    output = tool.run(tool.parse({"path": LEASE, "target": "personal/"}), context)
+
+    assert not output.is_error, output.data
+    assert output.data["target"] == "personal/" and output.data["path"] == LEASE
+
+
 def test_whats_in_my_inbox_lists_the_inbox_files_with_their_state(sample):
     suggested = file_suggest(file_id=sample.file(W2).pk, on_demand=True).suggestion
     assert suggested is not None
