@@ -38,6 +38,7 @@ from apps.chat.models import (
     ConversationStatus,
     Message,
     MessageRole,
+    MessageType,
     RunMode,
     RunStatus,
 )
@@ -202,6 +203,7 @@ def run_complete(*, run: AgentRun, events: RunEvents, result: RunResult, total_m
         content=answer_content(result),
         metadata=metadata,
         fields=["metrics", "iterations", "tool_calls", "fallback_reason"],
+        message_type=MessageType.CLARIFICATION if result.options else MessageType.TEXT,
         write=None if continues is None else lambda: answer_continued(message_id=continues, run=run, result=result),
     )
 
@@ -241,6 +243,7 @@ def _run_answer(
     content: dict[str, Any],
     metadata: dict[str, Any],
     fields: list[str],
+    message_type: str = MessageType.TEXT,
     write: Callable[[], Message] | None = None,
 ) -> Message:
     """Save the run's answer and its end, then publish `message` and `done` with the status.
@@ -258,6 +261,7 @@ def _run_answer(
             else Message.objects.create(
                 conversation_id=run.conversation_id,
                 role=MessageRole.AGENT,
+                type=message_type,
                 content={**content, **({"steps": steps} if steps else {})},
                 metadata={
                     "run_id": str(run.pk),
@@ -298,6 +302,8 @@ def answer_content(result: RunResult) -> dict[str, Any]:
     content: dict[str, Any] = {"text": result.text, "citations": [citation.as_dict() for citation in result.citations]}
     if result.sources_consulted:
         content["sources_consulted"] = [citation.as_dict() for citation in result.sources_consulted]
+    if result.options:
+        content |= {"question": result.text, "options": list(result.options)}
     return content
 
 

@@ -44,6 +44,8 @@ class RunResult:
     truncated: bool = False  # the model stopped at its token limit; the answer can be continued
     sources_consulted: tuple[Citation, ...] = ()  # passages an answer citing none of them was written from
     continues_message_id: int | None = None  # a continuation: the answer message it completes
+    # A clarifying question's answers, offered as buttons: the answer is then one `clarification` message.
+    options: tuple[str, ...] = ()
 
 
 class Runner(Protocol):

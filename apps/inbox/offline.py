@@ -21,6 +21,8 @@ from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, ToolC
 
 MAX_CARDS = 5
 _STATS = re.compile(r"\b(how many|count|number of|stats|statistics|total)\b", re.IGNORECASE)
+# "What's in my inbox?", "list the inbox", "which files are waiting?": the inbox, not a search.
+_INBOX = re.compile(r"\b(in|of) (my |the )?inbox\b|\b(list|show)( me)? (my |the )?inbox\b|\bwaiting\b", re.IGNORECASE)
 _RECENT = re.compile(r"\b(recent|latest|newest|last (few|added|week|month)|new files)\b", re.IGNORECASE)
 _TYPES = (
     (re.compile(r"\b(photo|photos|image|images|picture|pictures|scan|scans|png|jpe?g)\b", re.IGNORECASE), "image/"),
@@ -69,6 +71,9 @@ class OfflineQueryPlanner(_Planner):
         payload = step.payload() or {}
         if step.call.name == "get_stats":
             return [self._respond(_stats_text(payload), [])]
+        if step.call.name == "list_inbox":
+            files = payload.get("files", [])
+            return [self._respond(_inbox_text(files), [item["file_id"] for item in files])]
         if step.call.name == "list_recent_files":
             files = payload.get("files", [])[:MAX_CARDS]
             names = ", ".join(str(item.get("file_name", "")) for item in files)
@@ -77,6 +82,8 @@ class OfflineQueryPlanner(_Planner):
         return [self._answer_search(messages, payload)]
 
     def _first_call(self, question: str) -> ToolCall:
+        if _INBOX.search(question):
+            return self._call("list_inbox", {})
         if _STATS.search(question):
             return self._call("get_stats", {})
         if _RECENT.search(question):
@@ -125,8 +132,9 @@ def organize_summary(steps: Sequence[Step]) -> str:
         path = step.call.arguments.get("path", "the file")
         payload = _json(step.result.content) if step.result is not None else None
         if step.result is None or step.result.is_error or not isinstance(payload, dict):
-            error = payload.get("error") if isinstance(payload, dict) else "failed"
-            lines.append(f"- {path}: no suggestion ({error}).")
+            # The tool's error is for the model; the user reads its `for_user`, when it has one.
+            reason = payload.get("for_user") if isinstance(payload, dict) else None
+            lines.append(f"- {path}: no suggestion. {reason or 'Something went wrong; try again.'}")
             continue
         made += 1
         sure = round(float(payload["confidence"]) * 100)
@@ -146,6 +154,14 @@ def _stats_text(payload: dict[str, Any]) -> str:
         return "I could not read the folder's totals."
     types = ", ".join(f"{count} {mime}" for mime, count in list(payload.get("top_mime_types", {}).items())[:4])
     return f"This folder has {payload.get('files', 0)} files ({types}) in {payload.get('chunks', 0)} indexed passages."
+
+
+def _inbox_text(files: Sequence[dict[str, Any]]) -> str:
+    if not files:
+        return "Your inbox is empty: nothing is waiting to be sorted."
+    count = f"{len(files)} files are" if len(files) > 1 else "1 file is"
+    lines = [f"- {str(item['path']).rsplit('/', 1)[-1]}: {item['state']}" for item in files]
+    return "\n".join([f"{count} waiting in inbox/:", *lines])
 
 
 def _type_of(question: str) -> dict[str, str]:

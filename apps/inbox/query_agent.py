@@ -1,9 +1,10 @@
 """The query agent: finds files and answers about them, replying with file cards (seed 002).
 
 Tools: search_files (content and names, with type and folder filters), get_file_content,
-get_file_metadata, list_recent_files, get_stats, respond_to_user, and handoff_to_organize for
-when the user wants what was found moved. The folder-chat agent's tools are reused where they
-exist; every tool is bound to the conversation's folder.
+get_file_metadata, list_recent_files, get_stats, list_inbox (what waits in inbox/ and where each
+file stands), respond_to_user, and handoff_to_organize for when the user wants what was found
+moved. The folder-chat agent's tools are reused where they exist; every tool is bound to the
+conversation's folder.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from apps.chat.agent.registry import (
 from apps.chat.agent.tools.documents import ReadDocumentInput, read_document
 from apps.chat.agent.tools.files import FILE_TOOLS, FileIdInput, get_file_metadata
 from apps.chat.agent.tools.search import hit_passage
+from apps.inbox.selectors import inbox_file_states
 from apps.inbox.state import FileCard, Handoff, InboxRunState, files_resolve, respond_tool
 from apps.library.selectors import folder_file_get_by_path, folder_mime_types
-from apps.organize.paths import folder_path_clean
+from apps.organize.paths import INBOX, folder_path_clean
 from apps.search.selectors import chunk_search, file_search
 from apps.search.types import SearchFilters
 
@@ -36,7 +38,8 @@ You are a helpful assistant for the user's personal files. You help them find fi
 questions about their data.
 
 - Search with search_files (it matches content and file names; filter by type such as 'image/' \
-or 'application/pdf', or by folder such as 'taxes/'). Read a file with get_file_content when \
+or 'application/pdf', or by folder such as 'taxes/'). "What's in my inbox?" is list_inbox, not a \
+search. Read a file with get_file_content when \
 passages are not enough; get_file_metadata, list_recent_files and get_stats answer the rest.
 - Cite statements taken from passages with their number in square brackets, like [1].
 - If the search finds too much, ask a clarifying question; if nothing, suggest other words.
@@ -88,6 +91,10 @@ class FileRefInput(ToolInput):
 
 class FileContentInput(FileRefInput):
     focus_query: str | None = Field(default=None, max_length=1000, description="What to look for in a long file.")
+
+
+class InboxListInput(ToolInput):
+    pass
 
 
 class HandoffInput(ToolInput):
@@ -146,6 +153,13 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
             return ToolOutput.error(NOT_FOUND)
         return get_file_metadata(FileIdInput(file_id=file_id), context)
 
+    def list_inbox(arguments: InboxListInput, context: ToolContext) -> ToolOutput:
+        listed = inbox_file_states(folder_id=context.folder_id)
+        cards = [FileCard(file_id=file.pk, path=file.path, name=file.name, state=where) for file, where in listed]
+        state.record_search(INBOX, cards)
+        data = {"files": [{"file_id": card.file_id, "path": card.path, "state": card.state} for card in cards]}
+        return ToolOutput(data={**data, "total": len(cards)}, summary=f"{len(cards)} files in {INBOX}")
+
     def handoff_to_organize(arguments: HandoffInput, context: ToolContext) -> ToolOutput:
         files, missing = files_resolve(folder_id=context.folder_id, refs=arguments.files)
         if missing:
@@ -183,6 +197,12 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
         ),
         recent,
         stats,
+        pydantic_tool(
+            name="list_inbox",
+            description="The files waiting in inbox/, each with its state (its pending suggestion, or why none).",
+            input_model=InboxListInput,
+            run=list_inbox,
+        ),
         respond_tool(state),
         pydantic_tool(
             name="handoff_to_organize",

@@ -32,9 +32,10 @@ from apps.chat.selectors import conversation_history
 from apps.chat.services import inbox_message_add
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
+from apps.inbox.meant import paths_meant, target_of
 from apps.inbox.offline import OfflineQueryPlanner
 from apps.inbox.organize_agent import (
-    MAX_FILES_PER_RUN,
+    BATCH_SIZE,
     organize_agent_available,
     organize_agent_run,
     organize_task,
@@ -42,35 +43,30 @@ from apps.inbox.organize_agent import (
 from apps.inbox.query_agent import QUERY_SYSTEM_PROMPT, query_tools
 from apps.inbox.router import Route, route_message
 from apps.inbox.save import inbox_note_save
-from apps.inbox.selectors import inbox_files, last_shown_file_ids, pending_suggestions, recent_context
+from apps.inbox.selectors import inbox_files, pending_suggestions, recent_context
+from apps.inbox.state import MAX_CARDS as MAX_CHOSEN_CARDS
 from apps.inbox.state import InboxRunState
+from apps.inbox.told import moves_as_told, told_text
 from apps.library.models import Folder
-from apps.library.selectors import folder_file_get_by_path, folder_files_get, folder_files_get_by_path
+from apps.library.selectors import folder_files_get_by_path
 from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_model
 from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationSuggestion
-from apps.organize.paths import folder_path_clean, in_inbox
 from apps.organize.services import SuggestOutcome, file_suggest
-from apps.organize.terms import name_terms, organize_terms
-from apps.organize.tree import folder_tree
 
 logger = logging.getLogger(__name__)
 
 NO_MODEL = "inbox-router"
-MAX_CARDS = 5
-# "Move it" means the file just shown (the first card); "move them", all of them.
-_REFERS_TO_ONE = re.compile(r"\b(it|this|that|the (file|one))\b", re.IGNORECASE)
-_REFERS_TO_ALL = re.compile(r"\b(them|these|those|the (files|ones))\b", re.IGNORECASE)
+MAX_CARDS = 5  # found files shown when the agent chose none
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
-_HINT_NOISE = re.compile(r"\b(my|the|a|folder|directory|dir)\b", re.IGNORECASE)
 GREETING = (
     "Hi! I can find files and answer questions about them, and I suggest where new inbox files belong. "
     "Try “find my W-2” or “organize my inbox”."
 )
 UNSURE = "I'm not sure what you'd like me to do. Should I look for something, or organize your inbox?"
 NOTHING_PENDING = "There's nothing waiting for a yes or no right now. What would you like to do?"
-OPTIONS = ["Find a file", "Organize my inbox"]
+OPTIONS = ("What's in my inbox?", "Organize my inbox")
 
 
 @dataclass(frozen=True)
@@ -197,9 +193,8 @@ def _chat(turn: Turn) -> RunResult:
         turn.text, has_pending_suggestion=True
     ).intent in (Intent.CONFIRM, Intent.REJECT)
     if unsure or unanswerable:
-        question = NOTHING_PENDING if unanswerable else UNSURE
-        turn.post(type=MessageType.CLARIFICATION, content={"question": question, "options": OPTIONS}, agent="router")
-        return _reply(question)
+        # The answer itself is the clarification: one message, its options offered as buttons.
+        return dataclasses.replace(_reply(NOTHING_PENDING if unanswerable else UNSURE), options=OPTIONS)
     return _reply("You're welcome!" if _THANKS.search(turn.text) else GREETING)
 
 
@@ -227,13 +222,17 @@ def _query(turn: Turn) -> RunResult:
         turn.events.status("handoff", to="organize", files=len(state.handoff.file_ids), reason=state.handoff.reason)
         handed = _organize(turn, file_ids=list(state.handoff.file_ids), target=state.handoff.target)
         return _combined(handed, outcome, handoff={"from": "query", "to": "organize"})
-    cards = list(state.reply.cards) if state.reply is not None and state.reply.cards else list(state.found.values())
+    chosen = state.reply is not None and bool(state.reply.cards)
+    cards = list(state.reply.cards) if state.reply is not None and chosen else list(state.found.values())
     if cards:
+        folder = turn.conversation.folder
         turn.post(
             type=MessageType.SEARCH_RESULT,
             content={
                 "query": state.search_query or turn.text,
-                "results": [card.as_result() for card in cards[:MAX_CARDS]],
+                "results": [
+                    card.as_result(folder=folder) for card in cards[: MAX_CHOSEN_CARDS if chosen else MAX_CARDS]
+                ],
                 "totalFound": max(len(state.found), len(cards)),
             },
             agent="query",
@@ -243,11 +242,46 @@ def _query(turn: Turn) -> RunResult:
 
 def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str | None = None) -> RunResult:
     folder_id = turn.conversation.folder_id
-    target = target or _target_of(turn.route, folder_id=folder_id)
-    paths = _paths_meant(turn, file_ids=file_ids, target=target)
+    target = target or target_of(turn.route, folder_id=folder_id)
+    paths, named = paths_meant(
+        conversation=turn.conversation,
+        before_message_id=turn.question.pk,
+        text=turn.text,
+        route=turn.route,
+        file_ids=file_ids,
+        target=target,
+    )
     if not paths:
         return _reply("There's nothing in inbox/ waiting to be organized. Which file do you mean?")
-    state = turn.state()
+    if target and named:
+        # "Move X to Y": the user's word, carried out; no agent second-guesses it.
+        conversation = turn.conversation
+        told = moves_as_told(
+            folder=conversation.folder, paths=paths, target=target, conversation=conversation, run_id=turn.run_id
+        )
+        for message in told.messages:
+            turn.events.emit("message", message_payload(message))
+        return dataclasses.replace(_reply(told_text(told)), metrics={"agent": "told", "moved": told.moved})
+    batches = [paths[start : start + BATCH_SIZE] for start in range(0, len(paths), BATCH_SIZE)]
+    results = [_organize_batch(turn, paths=batch, target=target) for batch in batches]
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    return dataclasses.replace(
+        first,
+        text="\n\n".join(result.text for result in results if result.text),
+        usage=sum((result.usage for result in results[1:]), first.usage),
+        metrics={**first.metrics, "batches": len(results), "files": len(paths)},
+        iterations=sum(result.iterations for result in results),
+        tool_calls=tuple(call for result in results for call in result.tool_calls),
+        fallback_reason=next((result.fallback_reason for result in results if result.fallback_reason), ""),
+    )
+
+
+def _organize_batch(turn: Turn, *, paths: Sequence[str], target: str | None) -> RunResult:
+    """One organize turn over at most BATCH_SIZE files."""
+    folder_id = turn.conversation.folder_id
+    state = dataclasses.replace(turn.state(), told_target=target)
     # The offline planner is told the files to organize; only a model gets the rest of the inbox.
     waiting = [file.path for file in inbox_files(folder_id=folder_id)] if organize_agent_available() else []
     task = organize_task(message=turn.text, paths=paths, target=target, inbox=waiting)
@@ -284,50 +318,6 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 
 
 # -- helpers -------------------------------------------------------------------------------------
-
-
-def _paths_meant(turn: Turn, *, file_ids: Sequence[int] | None, target: str | None) -> list[str]:
-    """The files a message means: handed over, named, referred back to, or the whole inbox."""
-    folder_id = turn.conversation.folder_id
-    if file_ids:
-        by_id = folder_files_get(folder_id=folder_id, file_ids=file_ids)
-        return [by_id[pk].path for pk in file_ids if pk in by_id][:MAX_FILES_PER_RUN]
-    named_path = turn.route.params.get("file_path")
-    if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
-        return [named_path]
-    waiting = inbox_files(folder_id=folder_id)
-    words = set(organize_terms(turn.text)) - set(organize_terms(target or ""))
-    named = [file.path for file in waiting if words & set(name_terms(file.name))]
-    if named:
-        return named[:MAX_FILES_PER_RUN]
-    every, one = _REFERS_TO_ALL.search(turn.text), _REFERS_TO_ONE.search(turn.text)
-    if every or one:
-        shown = last_shown_file_ids(conversation_id=turn.conversation.pk, before_message_id=turn.question.pk)
-        shown_files = folder_files_get(folder_id=folder_id, file_ids=shown)
-        meant = [shown_files[pk].path for pk in shown if pk in shown_files]
-        if meant:
-            return meant[:MAX_FILES_PER_RUN] if every else meant[:1]
-    open_files = set(
-        OrganizationSuggestion.objects.filter(folder_id=folder_id, status="pending").values_list("file_id", flat=True)
-    )
-    return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)][:MAX_FILES_PER_RUN]
-
-
-def _target_of(route: Route, *, folder_id: int) -> str | None:
-    """The destination the user named ("my work folder", "taxes/2024"), as a folder path."""
-    hint = route.params.get("target_folder") or route.params.get("target_hint") or ""
-    hint = " ".join(_HINT_NOISE.sub(" ", hint).split()).strip(" ./")
-    if not hint:
-        return None
-    folders = [node.path for node in folder_tree(folder_id=folder_id)]
-    lowered = hint.lower()
-    for path in folders:
-        if path.rstrip("/").lower() == lowered or path.rstrip("/").rsplit("/", 1)[-1].lower() == lowered:
-            return path
-    try:
-        return folder_path_clean(hint)
-    except ApplicationError:
-        return None
 
 
 def _policy_suggestions(turn: Turn, *, paths: Sequence[str]) -> list[SuggestOutcome]:

@@ -8,7 +8,7 @@ from django.db.models import Prefetch, QuerySet
 from apps.chat.messages import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
 from apps.chat.selectors import conversation_list
-from apps.library.models import File
+from apps.library.models import File, FileStatus
 from apps.library.selectors import folder_files_under
 from apps.organize.models import OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX
@@ -79,3 +79,32 @@ def last_shown_file_ids(*, conversation_id: int, before_message_id: int) -> list
 
 def inbox_files(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list[File]:
     return folder_files_under(folder_id=folder_id, prefix=INBOX, limit=limit)
+
+
+# What an inbox listing says of a file that has no pending suggestion, by its indexing status.
+_WAITING = {
+    FileStatus.PENDING: "Waiting to be read",
+    FileStatus.INDEXING: "Being read",
+    FileStatus.SKIPPED: "Skipped: it could not be read",
+    FileStatus.FAILED: "Could not be read",
+}
+
+
+def inbox_file_states(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list[tuple[File, str]]:
+    """The files waiting in inbox/, each with where it stands: its pending suggestion, or why none."""
+    files = inbox_files(folder_id=folder_id, limit=limit)
+    pending = {
+        suggestion.file_id: suggestion
+        for suggestion in OrganizationSuggestion.objects.filter(
+            file_id__in=[file.pk for file in files], status=SuggestionStatus.PENDING
+        )
+    }
+    states = []
+    for file in files:
+        suggestion = pending.get(file.pk)
+        if suggestion is not None:
+            state = f"Suggested: {suggestion.target_folder} ({round(suggestion.confidence * 100)}% sure)"
+        else:
+            state = _WAITING.get(file.status, "No suggestion yet")  # type: ignore[call-overload]
+        states.append((file, state))
+    return states

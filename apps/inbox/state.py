@@ -19,10 +19,11 @@ from pydantic import Field
 
 from apps.chat.agent.registry import NOT_FOUND, Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
 from apps.chat.models import Conversation
-from apps.library.models import File
+from apps.library.models import File, Folder
 from apps.library.selectors import folder_files_get, folder_files_get_by_path
+from apps.organize.paths import parent_folder
 
-MAX_CARDS = 10
+MAX_CARDS = 20
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,21 @@ class FileCard:
     name: str
     relevance: float | None = None
     context: str = ""
+    state: str = ""  # where an inbox file stands ("Suggested: taxes/ (93% sure)"), for inbox listings
 
-    def as_result(self) -> dict[str, Any]:
-        """One `search_result` entry (seed 002), plus ids the UI needs to open the file."""
+    def as_result(self, *, folder: Folder) -> dict[str, Any]:
+        """One `search_result` entry (seed 002), plus what a card shows: which folder the file is in,
+        where in it, and the ids that open it."""
         return {
             "path": self.path,
             "relevance": self.relevance,
             "matchContext": self.context,
             "fileId": self.file_id,
             "fileName": self.name,
+            "folderId": folder.pk,
+            "folderName": folder.name,
+            "location": parent_folder(self.path) or "/",
+            **({"state": self.state} if self.state else {}),
         }
 
 
@@ -63,6 +70,7 @@ class InboxRunState:
     user_id: int
     run_id: str
     min_confidence: float = 0.0  # the owner's suggest threshold, for suggestions nobody asked for
+    told_target: str | None = None  # the folder the user named for the files of this run
     lock: threading.Lock = field(default_factory=threading.Lock)
     search_query: str = ""
     found: dict[int, FileCard] = field(default_factory=dict)  # by file id, in the order found

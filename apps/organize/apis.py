@@ -15,10 +15,12 @@ from rest_framework.views import APIView
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.access import FolderAction, folder_access
-from apps.organize import decisions, selectors, services
+from apps.organize import bulk, decisions, selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
 from apps.organize.paths import file_path_clean, folder_path_clean
 from apps.organize.serializers import (
+    AcceptAllOutputSerializer,
+    FolderTreeOutputSerializer,
     MoveOutputSerializer,
     OrganizeOutputSerializer,
     RespondOutputSerializer,
@@ -27,6 +29,8 @@ from apps.organize.serializers import (
 )
 
 MAX_FOLDER_LIST = 100
+MAX_ACCEPT_ALL = 500
+TREE_DEPTH = 32
 
 
 def _owner_id(request: Request) -> int:
@@ -106,6 +110,51 @@ class SuggestionRespondApi(APIView):
         suggestion = selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id)
         body = {"suggestion": suggestion, "move": outcome.move, "message": outcome.message}
         return Response(RespondOutputSerializer(body).data)
+
+
+class SuggestionAcceptAllApi(APIView):
+    """Accept every pending suggestion at or above `min_confidence` (of one folder, or all the
+    caller may organize). Each moves on its own: one that cannot (the file changed, the place is
+    taken) is listed under `failed` with why, and the others still move."""
+
+    class AcceptAllInputSerializer(serializers.Serializer):
+        min_confidence = serializers.FloatField(min_value=0.0, max_value=1.0)
+        folder_id = serializers.IntegerField(required=False, min_value=1)
+
+    @extend_schema(
+        request=AcceptAllInputSerializer,
+        responses={200: AcceptAllOutputSerializer, 404: error_response("No such folder of the caller's.")},
+    )
+    def post(self, request: Request) -> Response:
+        data = self.AcceptAllInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        folder_id = data.validated_data.get("folder_id")
+        if folder_id is not None:
+            folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
+        suggestions = selectors.suggestion_list(
+            user=request.user, status=SuggestionStatus.PENDING, folder_id=folder_id
+        ).filter(confidence__gte=data.validated_data["min_confidence"])
+        outcome = bulk.suggestions_accept(
+            suggestions=list(suggestions[:MAX_ACCEPT_ALL]),
+            actor=request.user,  # type: ignore[arg-type]
+        )
+        return Response(AcceptAllOutputSerializer(outcome).data)
+
+
+class FolderTreeApi(APIView):
+    """The folders a file of this folder may be moved to, with their file counts; `q` keeps those
+    whose path contains it (any case)."""
+
+    class FilterSerializer(serializers.Serializer):
+        q = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+    @extend_schema(parameters=[FilterSerializer], responses={200: FolderTreeOutputSerializer})
+    def get(self, request: Request, folder_id: int) -> Response:
+        folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        folders = selectors.move_targets(folder_id=folder.pk, query=filters.validated_data.get("q", ""))
+        return Response(FolderTreeOutputSerializer({"folder_id": folder.pk, "folders": folders}).data)
 
 
 class OrganizeApi(APIView):

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File
@@ -25,12 +25,41 @@ def suggestion_list(
 ) -> QuerySet[OrganizationSuggestion]:
     # The folder's owner and its editors see its suggestions (and its moves, below).
     editable = folder_ids_allowed(user=user, action=FolderAction.EDIT)
-    suggestions = OrganizationSuggestion.objects.filter(folder_id__in=editable).select_related("file", "message")
+    suggestions = OrganizationSuggestion.objects.filter(folder_id__in=editable).select_related(
+        "file", "message", "folder"
+    )
     if status:
         suggestions = suggestions.filter(status=status)
+    if status == SuggestionStatus.PENDING:
+        # A file moved since by another path (a sync saw it elsewhere) has nothing left to decide.
+        suggestions = suggestions.filter(file__path=F("source_path"))
     if folder_id is not None:
         suggestions = suggestions.filter(folder_id=folder_id)
     return suggestions.defer("file__embedding", "file__search_vector").order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class MoveTarget:
+    path: str  # "taxes/2024/"
+    name: str  # "2024"
+    depth: int  # 1 for a top-level folder
+    files: int
+
+
+def move_targets(*, folder_id: int, query: str = "", depth: int = 32) -> list[MoveTarget]:
+    """Folders a file may be moved to (the tree without the inbox), in tree order; `query` keeps
+    those whose path contains it, and their ancestors, so each match shows where it sits."""
+    tree = folder_tree(folder_id=folder_id, depth=depth)
+    paths = target_folders(tree)
+    counts = {node.path: node.files for node in tree}
+    needle = query.strip().lower()
+    if needle:
+        matches = [path for path in paths if needle in path.lower()]
+        paths = [path for path in paths if any(match.startswith(path) for match in matches)]
+    return [
+        MoveTarget(path=path, name=path.rstrip("/").rsplit("/", 1)[-1], depth=path.count("/"), files=counts[path])
+        for path in paths
+    ]
 
 
 def suggestion_get(*, user: AbstractBaseUser | AnonymousUser, suggestion_id: int) -> OrganizationSuggestion | None:

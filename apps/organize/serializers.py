@@ -12,6 +12,7 @@ class SuggestionOutputSerializer(serializers.ModelSerializer[OrganizationSuggest
     file_path = serializers.CharField(source="file.path", read_only=True)
     file_name = serializers.CharField(source="file.name", read_only=True)
     message_id = serializers.IntegerField(read_only=True, allow_null=True)
+    folder_name = serializers.CharField(source="folder.name", read_only=True)
     conversation_id = serializers.IntegerField(source="message.conversation_id", read_only=True, allow_null=True)
 
     class Meta:
@@ -19,6 +20,7 @@ class SuggestionOutputSerializer(serializers.ModelSerializer[OrganizationSuggest
         fields = [
             "id",
             "folder_id",
+            "folder_name",
             "file_id",
             "file_path",
             "file_name",
@@ -73,3 +75,26 @@ class SettingsOutputSerializer(serializers.ModelSerializer[OrganizationSettings]
             "exclude_folders",
             "updated_at",
         ]
+
+
+class DeclinedOutputSerializer(serializers.Serializer):
+    suggestion_id = serializers.IntegerField()
+    path = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class AcceptAllOutputSerializer(serializers.Serializer):
+    moves = MoveOutputSerializer(many=True)
+    failed = DeclinedOutputSerializer(many=True)
+
+
+class TreeFolderOutputSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    name = serializers.CharField()
+    depth = serializers.IntegerField()
+    files = serializers.IntegerField()
+
+
+class FolderTreeOutputSerializer(serializers.Serializer):
+    folder_id = serializers.IntegerField()
+    folders = TreeFolderOutputSerializer(many=True)

@@ -23,8 +23,14 @@ from apps.core.api import ApplicationError, ConflictError
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import folder_files_get_by_path, folder_files_under
-from apps.organize.decisions import suggestion_auto_move, suggestion_decide
-from apps.organize.models import FileMove, OrganizationSettings, OrganizationSuggestion, SuggestionStatus
+from apps.organize.decisions import RespondOutcome, suggestion_auto_move, suggestion_decide, suggestion_respond
+from apps.organize.models import (
+    DecisionAction,
+    FileMove,
+    OrganizationSettings,
+    OrganizationSuggestion,
+    SuggestionStatus,
+)
 from apps.organize.paths import INBOX, folder_path_clean, in_inbox, parent_folder
 from apps.organize.selectors import (
     file_for_organize,
@@ -36,6 +42,8 @@ from apps.organize.selectors import (
 ON_DEMAND_MAX_FILES = 100
 MAX_REASONING_CHARS = 2000
 MAX_ALTERNATIVES = 5
+# The `agent` of a suggestion the user dictated ("move X to Y"): accepted as it is written.
+TOLD_AGENT = "user"
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,27 @@ def suggestion_create(
         suggestion.save(update_fields=["message", "updated_at"])
     transaction.on_commit(lambda: _announce(suggestion))
     return suggestion
+
+
+def file_move_as_told(
+    *, file: File, target: str, conversation: Conversation | None = None, run_id: str = ""
+) -> RespondOutcome:
+    """The user said where `file` goes: it goes there, whatever was learned from their past decisions.
+
+    Kept as a suggestion they accepted, so the move teaches (it lifts an earlier "not there") and
+    has an Undo like any other. ApplicationError when it cannot be done (already there, taken).
+    """
+    suggestion = suggestion_create(
+        file=file,
+        target=target,
+        reasoning="You asked for this move.",
+        confidence=1.0,
+        conversation=conversation,
+        run_id=run_id,
+        agent=TOLD_AGENT,
+        supersede=True,
+    )
+    return suggestion_respond(suggestion_id=suggestion.pk, owner_id=suggestion.owner_id, action=DecisionAction.ACCEPT)
 
 
 def suggestion_content(suggestion: OrganizationSuggestion) -> dict[str, Any]:

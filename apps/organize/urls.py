@@ -6,6 +6,8 @@ from apps.organize import apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("inbox/suggestions", apis.SuggestionListApi.as_view(), name="inbox-suggestions"),
+    path("inbox/suggestions/accept-all", apis.SuggestionAcceptAllApi.as_view(), name="inbox-suggestions-accept-all"),
+    path("inbox/folders/<int:folder_id>/tree", apis.FolderTreeApi.as_view(), name="inbox-folder-tree"),
     path(
         "inbox/suggestions/<int:suggestion_id>/respond",
         apis.SuggestionRespondApi.as_view(),

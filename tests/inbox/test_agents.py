@@ -83,7 +83,7 @@ def test_organize_my_inbox_suggests_for_every_waiting_file_then_yes_moves_them(s
 
 
 def test_no_keeps_the_file_and_the_folder_is_not_offered_again(sample):
-    run, _ = send(sample.folder, "move the lease to my personal folder")
+    run, _ = send(sample.folder, "organize the lease")
     (suggestion,) = typed(run, "suggestion")
     assert suggestion.content["filePath"] == LEASE and suggestion.content["targetFolder"] == "personal/"
 
@@ -96,16 +96,18 @@ def test_no_keeps_the_file_and_the_folder_is_not_offered_again(sample):
     assert again.suggestion is None or again.suggestion.target_folder != "personal/"
 
 
-def test_found_then_move_it_hands_the_found_file_to_the_organize_agent(sample):
+def test_found_then_move_it_to_a_folder_moves_the_found_file_as_told(sample):
     found, _ = send(sample.folder, "find the lease renewal")
     (cards,) = typed(found, "search_result")
     assert cards.content["results"][0]["path"] == LEASE
 
     moved, events = send(sample.folder, "move it to personal")
 
-    assert tools_called(events) == ["read_guideline", "get_folder_tree", "suggest_organization", "respond_to_user"]
-    (suggestion,) = typed(moved, "suggestion")
-    assert (suggestion.content["filePath"], suggestion.content["targetFolder"]) == (LEASE, "personal/")
+    assert tools_called(events) == []  # an instruction, carried out: no agent weighs it
+    assert answer(moved).content["text"] == f"Moved {LEASE} to personal/lease-renewal-2025.docx."
+    assert (sample.root / "personal/lease-renewal-2025.docx").is_file() and not (sample.root / LEASE).exists()
+    (result,) = [event.data for event in events if event.type == "message" and event.data["type"] == "action_result"]
+    assert result["content"]["moveId"] and "personal/" in result["text"]
 
 
 def test_greetings_get_a_reply_and_unclear_messages_a_clarifying_question(sample):
@@ -114,8 +116,14 @@ def test_greetings_get_a_reply_and_unclear_messages_a_clarifying_question(sample
     stray_yes, _ = send(sample.folder, "yes")
 
     assert answer(hello).content["text"].startswith("Hi! I can find files")
-    (question,) = typed(unclear, "clarification")
-    assert question.content["options"] == ["Find a file", "Organize my inbox"]
+    # One message asks, and carries the answers to offer as buttons.
+    asked = Message.objects.filter(
+        conversation_id=unclear.conversation_id, id__gt=unclear.question_id, id__lt=stray_yes.question_id
+    )
+    (question,) = asked.filter(role="agent")
+    assert question.pk == unclear.answer_id and question.type == "clarification"
+    assert question.content["options"] == ["What's in my inbox?", "Organize my inbox"]
+    assert question.content["question"].startswith("I'm not sure what you'd like me to do.")
     assert (
         answer(stray_yes).content["text"]
         == "There's nothing waiting for a yes or no right now. What would you like to do?"

@@ -51,6 +51,7 @@ def test_scripted_query_agent_replies_through_respond_to_user_in_two_model_turns
         "get_file_metadata",
         "list_recent_files",
         "get_stats",
+        "list_inbox",
         "respond_to_user",
         "handoff_to_organize",
     }

@@ -5,6 +5,14 @@ import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
+import {
+  bulkAcceptControl,
+  clarificationItem,
+  fileMoved,
+  pruneSuggestions,
+  resultItem,
+  setUpChooser,
+} from "./inbox-cards.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { setRelativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
@@ -60,13 +68,14 @@ async function load() {
   const entries = [
     ...conversations.items.flatMap((conversation) =>
       (conversation.messages ?? [])
-        // Search results are steps of an answer, not items of their own (the live feed skips them too).
-        .filter((message) => !suggestedMessages.has(message.id) && message.type !== "search_result")
+        // A move the user dictated is shown by its result ("Moved … Undo"), not as a suggestion.
+        .filter((message) => !suggestedMessages.has(message.id) && message.metadata?.agent !== "user")
         .map((message) => ({ at: message.created_at, node: messageItem(message) })),
     ),
     ...suggestions.items.map((suggestion) => ({ at: suggestion.created_at, node: suggestionCard(suggestion) })),
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
   feed.replaceChildren(...entries.map((entry) => entry.node));
+  feed.before(bulkAcceptControl(feed));
   showEmptyState(conversations.available || suggestions.available);
   for (const folder of folders.slice(0, MAX_FOLDER_STREAMS)) streams.push(follow(folder.id));
 }
@@ -88,7 +97,10 @@ function setUpFolders(folders, conversations) {
 function follow(folderId) {
   return followFolder(folderId, {
     suggestion: (data) => addSuggestion(data.suggestion_id),
+    // A sync saw files move: cards of suggestions no longer pending go.
+    sync: (data) => (data.moved || data.deleted) && pruneSuggestions(feed),
     file_moved: (data) => {
+      if (!data.undone) fileMoved(feed, data);
       if (data.automatic && !data.undone && !shown.moves.has(data.move_id)) {
         appendLive(moveItem({ id: data.move_id, from: data.from_path, to: data.to_path, automatic: true }));
       }
@@ -130,6 +142,8 @@ function appendLive(node) {
 
 function messageItem(message) {
   shown.messages.add(message.id);
+  if (message.type === "search_result") return resultItem(message, { ask });
+  if (message.type === "clarification") return clarificationItem(message, { ask });
   const moveId = message.content?.moveId;
   if (message.type === "action_result" && moveId) {
     return moveItem({ id: moveId, text: message.text ?? message.content?.details, createdAt: message.created_at });
@@ -188,6 +202,8 @@ function suggestionCard(suggestion) {
   const item = clone("suggestion-card");
   const path = suggestion.source_path ?? suggestion.file_path ?? "";
   const name = suggestion.file_name ?? path.split("/").at(-1);
+  Object.assign(item.dataset, { fileId: suggestion.file_id, suggestionId: suggestion.id });
+  field(item, "folder-name").textContent = suggestion.folder_name ?? "";
   field(item, "file-name").textContent = name;
   field(item, "path").textContent = path;
   field(item, "target").textContent = suggestion.target_folder;
@@ -202,61 +218,22 @@ function suggestionCard(suggestion) {
   item.querySelector('[data-action="reject"]').addEventListener("click", () =>
     respond(item, suggestion, { action: "reject" }),
   );
-  setUpChooser(item, suggestion, name);
+  setUpChooser(item, suggestion, name, respond);
   return item;
-}
-
-function setUpChooser(item, suggestion, name) {
-  const toggle = item.querySelector('[data-action="choose"]');
-  const chooser = field(item, "choose-form");
-  const input = field(item, "choose-input");
-  const options = field(item, "choose-options");
-  // Ids unique per card tie the label and the suggestions list to this card's input.
-  input.id = `choose-${suggestion.id}`;
-  options.id = `choose-options-${suggestion.id}`;
-  input.setAttribute("list", options.id);
-  field(item, "choose-label").htmlFor = input.id;
-  field(item, "choose-label").textContent = `Destination folder for ${name}`;
-  const alternatives = (suggestion.alternatives ?? [])
-    .map((alt) => (typeof alt === "string" ? alt : (alt.folder ?? alt.target_folder ?? alt.path)))
-    .filter(Boolean);
-  options.replaceChildren(...alternatives.map((value) => h("option", { value })));
-  // The assistant's other candidates, one click each.
-  field(item, "alternatives").replaceChildren(
-    ...alternatives.map((folder) =>
-      h(
-        "button",
-        {
-          type: "button",
-          class: "button small",
-          onclick: () => respond(item, suggestion, { action: "choose", target_folder: folder }),
-        },
-        `Move to ${folder}`,
-      ),
-    ),
-  );
-  toggle.addEventListener("click", () => {
-    chooser.hidden = !chooser.hidden;
-    toggle.setAttribute("aria-expanded", String(!chooser.hidden));
-    if (!chooser.hidden) input.focus();
-  });
-  chooser.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const target = input.value.trim();
-    if (target) respond(item, suggestion, { action: "choose", target_folder: target });
-  });
 }
 
 async function respond(item, suggestion, body) {
   const buttons = item.querySelectorAll("button");
   const outcome = field(item, "outcome");
   for (const button of buttons) button.disabled = true;
+  item.dataset.deciding = "true"; // its own move's event must not take the card away
   let answer;
   try {
     answer = await api(`/api/inbox/suggestions/${suggestion.id}/respond`, { method: "POST", body });
   } catch (error) {
     outcome.textContent = error.message;
     for (const button of buttons) button.disabled = false;
+    delete item.dataset.deciding;
     return;
   }
   field(item, "actions").hidden = true;
@@ -320,7 +297,7 @@ async function ask(text) {
       // The answer is the text message; the others (search results, moves, suggestions) get their own items.
       if (!data.type || data.type === "text") return view.finish(data);
       if (data.type === "suggestion") return addSuggestion(data.content?.suggestionId ?? data.content?.suggestion_id);
-      if (!shown.messages.has(data.id) && data.type !== "search_result") appendLive(messageItem(data));
+      if (!shown.messages.has(data.id)) appendLive(messageItem(data));
     },
     suggestion: (data) => addSuggestion(data.suggestion_id),
     done: () => {

@@ -1,0 +1,81 @@
+"""What an organize message means: which files ("the lease", "it", "them", or the whole inbox),
+whether the user's own words named them, and the destination named ("my work folder")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from apps.chat.models import Conversation
+from apps.core.api import ApplicationError
+from apps.inbox.router import Route
+from apps.inbox.selectors import inbox_files, last_shown_file_ids
+from apps.library.selectors import folder_file_get_by_path, folder_files_get
+from apps.organize.models import OrganizationSuggestion, SuggestionStatus
+from apps.organize.paths import folder_path_clean, in_inbox
+from apps.organize.terms import name_terms, organize_terms
+from apps.organize.tree import folder_tree
+
+# "Organize my inbox" takes this many waiting files at most, a batch per organize turn.
+ORGANIZE_MAX_FILES = 1000
+# "Move it" means the file just shown (the first card); "move them", all of them.
+_REFERS_TO_ONE = re.compile(r"\b(it|this|that|the (file|one))\b", re.IGNORECASE)
+_REFERS_TO_ALL = re.compile(r"\b(them|these|those|the (files|ones))\b", re.IGNORECASE)
+_HINT_NOISE = re.compile(r"\b(my|the|a|folder|directory|dir)\b", re.IGNORECASE)
+
+
+def paths_meant(
+    *,
+    conversation: Conversation,
+    before_message_id: int,
+    text: str,
+    route: Route,
+    file_ids: Sequence[int] | None,
+    target: str | None,
+) -> tuple[list[str], bool]:
+    """The files a message means: handed over, named, referred back to, or the whole inbox; and
+    whether the user's own words named them (a destination said for them is an instruction)."""
+    folder_id = conversation.folder_id
+    if file_ids:
+        # Handed over by the query agent: its reading of the request, which the organize agent
+        # turns into suggestions for the user to confirm.
+        by_id = folder_files_get(folder_id=folder_id, file_ids=file_ids)
+        return [by_id[pk].path for pk in file_ids if pk in by_id], False
+    named_path = route.params.get("file_path")
+    if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
+        return [named_path], True
+    waiting = inbox_files(folder_id=folder_id, limit=ORGANIZE_MAX_FILES)
+    words = set(organize_terms(text)) - set(organize_terms(target or ""))
+    named = [file.path for file in waiting if words & set(name_terms(file.name))]
+    if named:
+        return named, True
+    every, one = _REFERS_TO_ALL.search(text), _REFERS_TO_ONE.search(text)
+    if every or one:
+        shown = last_shown_file_ids(conversation_id=conversation.pk, before_message_id=before_message_id)
+        shown_files = folder_files_get(folder_id=folder_id, file_ids=shown)
+        meant = [shown_files[pk].path for pk in shown if pk in shown_files]
+        if meant:
+            return (meant if every else meant[:1]), True
+    open_files = set(
+        OrganizationSuggestion.objects.filter(folder_id=folder_id, status=SuggestionStatus.PENDING).values_list(
+            "file_id", flat=True
+        )
+    )
+    return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)], False
+
+
+def target_of(route: Route, *, folder_id: int) -> str | None:
+    """The destination the user named ("my work folder", "taxes/2024"), as a folder path."""
+    hint = route.params.get("target_folder") or route.params.get("target_hint") or ""
+    hint = " ".join(_HINT_NOISE.sub(" ", hint).split()).strip(" ./")
+    if not hint:
+        return None
+    folders = [node.path for node in folder_tree(folder_id=folder_id)]
+    lowered = hint.lower()
+    for path in folders:
+        if path.rstrip("/").lower() == lowered or path.rstrip("/").rsplit("/", 1)[-1].lower() == lowered:
+            return path
+    try:
+        return folder_path_clean(hint)
+    except ApplicationError:
+        return None

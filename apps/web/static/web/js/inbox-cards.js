@@ -1,0 +1,223 @@
+// The inbox's cards beyond suggestions: the files an answer found (name, folder, place in it,
+// snippet; open or move each), a clarifying question's answers as buttons, the folder tree for
+// "Choose another folder", "Accept all above N%", and cards leaving once their file has moved.
+import { api } from "./api.js";
+import { citationHref } from "./citations.js";
+import { field, h } from "./dom.js";
+import { folderTreePicker } from "./folder-tree-picker.js";
+
+const DEFAULT_BULK_PERCENT = 80;
+
+// A `search_result` message: one card per file. `ask(text)` sends a message to the assistant.
+export function resultItem(message, { ask }) {
+  const content = message.content ?? {};
+  const results = content.results ?? [];
+  const total = content.totalFound ?? results.length;
+  const heading =
+    content.query === "inbox/"
+      ? `${results.length} file${results.length === 1 ? "" : "s"} in the inbox`
+      : `Found ${total} file${total === 1 ? "" : "s"} for “${content.query ?? ""}”`;
+  return h(
+    "li",
+    { class: "feed-item feed-message result-item", dataset: { messageId: message.id ?? "" } },
+    h("div", { class: "message-role" }, "Assistant"),
+    h("p", { class: "result-heading" }, heading),
+    h("ul", { class: "result-cards", "aria-label": heading }, ...results.map((result) => resultCard(result, ask))),
+  );
+}
+
+function resultCard(result, ask) {
+  const name = result.fileName ?? result.path.split("/").at(-1);
+  const location = h("code", { "data-field": "location" }, result.location ?? "/");
+  const picker = folderTreePicker({
+    folderId: result.folderId,
+    label: `Move ${name} to`,
+    exclude: [result.location],
+    onChoose: (folder) => {
+      panel.hidden = true;
+      move.setAttribute("aria-expanded", "false");
+      ask(`Move ${card.dataset.path} to ${folder}`);
+    },
+  });
+  const panel = h("div", { class: "result-move", hidden: "" }, picker.element);
+  const move = h("button", { type: "button", class: "button small", "aria-expanded": "false" }, "Move…");
+  move.addEventListener("click", () => {
+    panel.hidden = !panel.hidden;
+    move.setAttribute("aria-expanded", String(!panel.hidden));
+    if (!panel.hidden) picker.open();
+  });
+  const card = h(
+    "li",
+    { class: "card file-card result-card", dataset: { fileId: result.fileId, path: result.path } },
+    h(
+      "header",
+      { class: "file-card-head" },
+      h("span", { class: "file-icon", "aria-hidden": "true" }),
+      h(
+        "div",
+        {},
+        h("h3", { class: "file-name" }, name),
+        h("p", { class: "muted" }, `${result.folderName ?? "Folder"} · in `, location),
+      ),
+    ),
+    result.state ? h("p", { class: "result-state" }, result.state) : null,
+    result.matchContext ? h("p", { class: "result-snippet" }, result.matchContext) : null,
+    h(
+      "div",
+      { class: "suggestion-actions" },
+      h("a", { class: "button small", href: citationHref({ file_id: result.fileId }) }, `Open ${name}`),
+      move,
+    ),
+    panel,
+  );
+  move.setAttribute("aria-label", `Move ${name}…`);
+  return card;
+}
+
+// A clarifying question (one message): its answers as buttons that send the one chosen.
+export function clarificationItem(message, { ask }) {
+  const content = message.content ?? {};
+  const question = content.question ?? message.text ?? "";
+  const buttons = (content.options ?? []).map((option) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: "button small",
+        onclick: () => {
+          for (const button of buttons) button.disabled = true;
+          ask(option);
+        },
+      },
+      option,
+    ),
+  );
+  return h(
+    "li",
+    { class: "feed-item feed-message message-agent clarification-item" },
+    h("div", { class: "message-role" }, "Assistant"),
+    h("div", { class: "bubble" }, h("p", { class: "answer" }, question), h("div", { class: "suggestion-actions" }, ...buttons)),
+  );
+}
+
+// "Choose another folder…" on a suggestion card: the folder tree, and the assistant's alternatives.
+export function setUpChooser(item, suggestion, name, respond) {
+  const toggle = item.querySelector('[data-action="choose"]');
+  const chooser = field(item, "choose-form");
+  const parent = (suggestion.source_path ?? "").split("/").slice(0, -1).join("/");
+  const picker = folderTreePicker({
+    folderId: suggestion.folder_id,
+    label: `Destination folder for ${name}`,
+    exclude: [suggestion.target_folder, parent ? `${parent}/` : ""],
+    onChoose: (folder) => respond(item, suggestion, { action: "choose", target_folder: folder }),
+  });
+  field(item, "tree").replaceChildren(picker.element);
+  const alternatives = (suggestion.alternatives ?? [])
+    .map((alt) => (typeof alt === "string" ? alt : (alt.folder ?? alt.target_folder ?? alt.path)))
+    .filter(Boolean);
+  field(item, "alternatives").replaceChildren(
+    ...alternatives.map((folder) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          onclick: () => respond(item, suggestion, { action: "choose", target_folder: folder }),
+        },
+        `Move to ${folder}`,
+      ),
+    ),
+  );
+  toggle.addEventListener("click", () => {
+    chooser.hidden = !chooser.hidden;
+    toggle.setAttribute("aria-expanded", String(!chooser.hidden));
+    if (!chooser.hidden) picker.open();
+  });
+}
+
+// A file moved by any path (a card, the assistant, accept-all, a sync): the suggestion cards
+// still asking about it go, and the found-file cards show where it is now.
+export function fileMoved(feed, { file_id: fileId, to_path: toPath }) {
+  for (const card of feed.querySelectorAll(`.suggestion-item[data-file-id="${Number(fileId)}"]`)) {
+    if (!card.dataset.deciding) card.remove();
+  }
+  for (const card of feed.querySelectorAll(`.result-card[data-file-id="${Number(fileId)}"]`)) {
+    card.dataset.path = toPath;
+    const folder = toPath.split("/").slice(0, -1).join("/");
+    field(card, "location").textContent = folder ? `${folder}/` : "/";
+  }
+}
+
+// Undecided suggestion cards whose suggestion is no longer pending (decided elsewhere, or the
+// file moved under a sync) leave the feed.
+export async function pruneSuggestions(feed) {
+  const cards = [...feed.querySelectorAll(".suggestion-item[data-suggestion-id]")].filter(
+    (card) => !card.dataset.deciding,
+  );
+  if (!cards.length) return;
+  let pending;
+  try {
+    const page = await api("/api/inbox/suggestions?status=pending&limit=500");
+    pending = new Set((page.results ?? page).map((suggestion) => String(suggestion.id)));
+  } catch {
+    return; // the next event or load tries again
+  }
+  for (const card of cards) if (!pending.has(card.dataset.suggestionId)) card.remove();
+}
+
+// "Accept all above N%": every pending suggestion at least that sure moves; the cards go.
+export function bulkAcceptControl(feed) {
+  const percent = h("input", {
+    type: "number",
+    id: "bulk-accept-percent",
+    min: "0",
+    max: "100",
+    step: "1",
+    value: String(DEFAULT_BULK_PERCENT),
+    class: "bulk-percent",
+  });
+  const button = h("button", { type: "submit", class: "button" });
+  const status = h("p", { class: "muted", role: "status", "aria-live": "polite" });
+  const label = () => {
+    button.textContent = `Accept all above ${percent.value || 0}%`;
+  };
+  label();
+  percent.addEventListener("input", label);
+  const form = h(
+    "form",
+    { class: "bulk-accept", "aria-label": "Accept many suggestions" },
+    h("label", { for: percent.id }, "Least sure (%)"),
+    percent,
+    button,
+    status,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const value = Number(percent.value);
+    if (!Number.isFinite(value) || value < 0 || value > 100) {
+      status.textContent = "Give a percentage from 0 to 100.";
+      return;
+    }
+    button.disabled = true;
+    let outcome;
+    try {
+      outcome = await api("/api/inbox/suggestions/accept-all", {
+        method: "POST",
+        body: { min_confidence: value / 100 },
+      });
+    } catch (error) {
+      status.textContent = error.message;
+      button.disabled = false;
+      return;
+    }
+    button.disabled = false;
+    for (const move of outcome.moves) fileMoved(feed, move);
+    const moved = outcome.moves.length;
+    const parts = [
+      moved ? `Moved ${moved} file${moved === 1 ? "" : "s"}.` : `Nothing at ${value}% or above to accept.`,
+      ...outcome.failed.map((failure) => `${failure.path}: ${failure.reason}`),
+    ];
+    status.textContent = parts.join(" ");
+  });
+  return form;
+}
