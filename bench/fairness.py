@@ -95,8 +95,8 @@ def run(directory: Path, *, big: int, small: int, cap: float) -> None:
         mock.patch("workers.queues.run_queue", lambda groups: "indexing"),
     ):
         index_and_wait(directory / "warm", force=True)
-        small = measure(directory / "small-fifo", cap=cap, big=directory / "big-fifo", listed_here=True)
-        results["under load, main"] = show("under load, main", small)
+        fifo = measure(directory / "small-fifo", cap=cap, big=directory / "big-fifo", listed_here=True)
+        results["under load, main"] = show("under load, main", fifo)
     queues_reset()
     report(results, big=big, small=small, cap=cap)
 
