@@ -2,9 +2,10 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from apps.inbox import apis
+from apps.inbox import apis, stream
 
 urlpatterns: list[URLPattern | URLResolver] = [
+    path("inbox/events", stream.inbox_events, name="inbox-events"),
     path("inbox/conversations", apis.InboxConversationCollectionApi.as_view(), name="inbox-conversations"),
     path(
         "inbox/conversations/<int:conversation_id>",
