@@ -19,11 +19,12 @@ from django.views.decorators.http import require_GET
 from apps.core.events import Event, inbox_channel
 from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
 from apps.library.access import FolderAction, folder_ids_allowed, folder_user_ids_allowed
+from apps.organize.decisions import PROPOSAL_EVENT
 from apps.organize.services import INBOX_FILE_EVENT
 
-# The folder events an inbox shows: new suggestions, moves (and their undo), indexed files, and
-# inbox files left without a suggestion (`INBOX_FILE_EVENT`, with the reason).
-INBOX_EVENT_TYPES = frozenset({"suggestion", "file_moved", "file", INBOX_FILE_EVENT})
+# The folder events an inbox shows: new suggestions, moves (and their undo), indexed files, inbox
+# files left without a suggestion (`INBOX_FILE_EVENT`, with the reason) and guideline lines proposed.
+INBOX_EVENT_TYPES = frozenset({"suggestion", "file_moved", "file", INBOX_FILE_EVENT, PROPOSAL_EVENT})
 _FOLDER_PREFIX = "folder:"
 
 

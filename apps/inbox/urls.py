@@ -6,6 +6,7 @@ from apps.inbox import apis, stream
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("inbox/events", stream.inbox_events, name="inbox-events"),
+    path("inbox/files", apis.InboxUnsuggestedFileListApi.as_view(), name="inbox-files-unsuggested"),
     path("inbox/conversations", apis.InboxConversationCollectionApi.as_view(), name="inbox-conversations"),
     path(
         "inbox/conversations/<int:conversation_id>",

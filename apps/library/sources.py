@@ -97,6 +97,11 @@ class Source(Protocol):
         """Move/rename a file inside the root; returns the updated entry."""
         ...
 
+    def write(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
+        """Create the file at `path` (inside the root, folders made as needed) or replace its
+        content; returns its entry. A reader never sees it half written."""
+        ...
+
 
 @dataclass(frozen=True)
 class OriginalContent:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
 
-from googleapiclient.http import MediaIoBaseDownload
+from googleapiclient.http import MediaInMemoryUpload, MediaIoBaseDownload
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy, execute
@@ -118,6 +119,24 @@ class DriveApi:
             arguments["addParents"] = add_parent
             arguments["removeParents"] = ",".join(remove_parents)
         result: dict[str, Any] = execute(self._files.update(**arguments), retry=self._retry)
+        return result
+
+    def upload(
+        self, data: bytes, *, mime_type: str, name: str, parent_id: str, file_id: str | None = None
+    ) -> dict[str, Any]:
+        """A new file `name` under `parent_id` with `data`, or new content for `file_id` (one
+        multipart request, not resumable: what is written here is small)."""
+        media = MediaInMemoryUpload(data, mimetype=mime_type, resumable=False)
+        if file_id is None:
+            body = {"name": name, "parents": [parent_id]}
+            request = self._files.create(body=body, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
+        else:
+            request = self._files.update(fileId=file_id, body={}, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
+        # The client moves an upload to api_endpoint's host but keeps https (googleapiclient's
+        # _fix_up_media_path_base_url): an http endpoint (the emulator) needs its scheme as well.
+        scheme = urlsplit(self._files.get(fileId=file_id or parent_id).uri).scheme
+        request.uri = urlunsplit(urlsplit(request.uri)._replace(scheme=scheme))
+        result: dict[str, Any] = execute(request, retry=self._retry)
         return result
 
     def create_folder(self, name: str, *, parent_id: str) -> str:

@@ -65,7 +65,14 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         host, port = self.server.server_address[:2]
         origin = f"http://{host!s}:{port}"
-        request = Request(method=self.command, path=unquote(url.path), params=params, body=body, origin=origin)
+        request = Request(
+            method=self.command,
+            path=unquote(url.path),
+            params=params,
+            body=body,
+            content_type=self.headers.get("Content-Type", ""),
+            origin=origin,
+        )
         try:
             reply = handle(self.server.state, request)
         except ApiError as error:

@@ -143,6 +143,26 @@ class DriveSource:
             raise SourceError(f"{entry.path} can no longer be indexed after the move.")
         return moved
 
+    def write(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
+        """New content for the file at `path`, or a new file there (folders made like ``mkdir -p``)."""
+        *folder_names, name = _split_path(path)
+        drive_id = self._root().get("driveId")
+        parent_id = self._ensure_folders(folder_names, drive_id=drive_id)
+        existing = next(self._api.children([parent_id], drive_id=drive_id, name=name), None)
+        if existing is not None and existing["mimeType"] in mimes.EXPORT_FORMATS:
+            raise SourceError(f"{path} is a Google Docs Editors file; change it in Drive.")
+        written = self._api.upload(
+            data,
+            mime_type=mime_type,
+            name=name,
+            parent_id=parent_id,
+            file_id=existing["id"] if existing is not None else None,
+        )
+        entry = EntryBuilder(self._api, []).build(written, path)
+        if entry is None:
+            raise SourceError(f"{path} was written but cannot be indexed.")
+        return entry
+
     def readers(self) -> Callable[[str], bool]:
         """Who may open the folder in Drive, listed once: a test of an email. Shared with the
         account (here or on a folder above), with anyone, or with its whole domain. A group share
