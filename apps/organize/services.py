@@ -300,5 +300,5 @@ def _announce(suggestion: OrganizationSuggestion) -> None:
     publish_event(
         channel=folder_channel(suggestion.folder_id),
         type="suggestion",
-        data={"suggestion_id": suggestion.pk, **suggestion_content(suggestion)},
+        data={"suggestion_id": suggestion.pk, "file_id": suggestion.file_id, **suggestion_content(suggestion)},
     )

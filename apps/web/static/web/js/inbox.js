@@ -1,10 +1,14 @@
 // The inbox: the assistant's conversation, file cards with suggestions (accept, keep, or choose
 // another folder), moves with Undo, and a message box to the assistant whose steps stream as on
-// the chat page. New suggestions and moves arrive live from the folders' event streams.
+// the chat page. New suggestions, moves, guideline proposals and unsuggested inbox files arrive
+// live on the inbox's one event stream, for every folder however many.
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
-import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
+import { closeOnLeave } from "./folder-stream.js";
+import { guidelineCard } from "./guideline-card.js";
+import { unsuggestedCard } from "./inbox-files.js";
+import { followInbox } from "./inbox-stream.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { setRelativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
@@ -17,7 +21,7 @@ const folderSelect = document.getElementById("inbox-folder");
 const messageBox = document.getElementById("inbox-message");
 const send = document.getElementById("inbox-send");
 const setRunStatus = statusSetter(document.getElementById("inbox-run-status"));
-const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
+const shown = { messages: new Set(), suggestions: new Set(), moves: new Set(), proposals: new Set(), files: new Set() };
 const streams = [];
 const undone = new Set(); // moves already undone: their messages offer no Undo
 
@@ -41,13 +45,15 @@ async function load() {
   let conversations;
   let suggestions;
   let folders;
+  let waiting;
   try {
     let moves;
-    [conversations, suggestions, folders, moves] = await Promise.all([
+    [conversations, suggestions, folders, moves, waiting] = await Promise.all([
       listOrNothing("/api/inbox/conversations"),
       listOrNothing("/api/inbox/suggestions?status=pending"),
       api("/api/folders?limit=200").then(results),
       listOrNothing("/api/inbox/moves?limit=500"),
+      listOrNothing("/api/inbox/files"),
     ]);
     for (const move of moves.items) if (move.undone_at) undone.add(move.id);
   } catch (error) {
@@ -65,9 +71,9 @@ async function load() {
     ),
     ...suggestions.items.map((suggestion) => ({ at: suggestion.created_at, node: suggestionCard(suggestion) })),
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
-  feed.replaceChildren(...entries.map((entry) => entry.node));
+  feed.replaceChildren(...entries.map((entry) => entry.node), ...waiting.items.map(waitingCard));
   showEmptyState(conversations.available || suggestions.available);
-  for (const folder of folders.slice(0, MAX_FOLDER_STREAMS)) streams.push(follow(folder.id));
+  if (folders.length) streams.push(follow());
 }
 
 function showEmptyState(available) {
@@ -84,9 +90,18 @@ function setUpFolders(folders, conversations) {
   form.hidden = !folders.length;
 }
 
-function follow(folderId) {
-  return followFolder(folderId, {
-    suggestion: (data) => addSuggestion(data.suggestion_id),
+function follow() {
+  return followInbox({
+    suggestion: (data) => {
+      feed.querySelector(`[data-unsuggested="${data.file_id}"]`)?.remove();
+      addSuggestion(data.suggestion_id);
+    },
+    inbox_file: (data) => {
+      if (!shown.files.has(data.file_id)) appendLive(waitingCard(data));
+    },
+    guideline_proposal: (data) => {
+      if (!shown.proposals.has(data.message_id)) appendLive(proposalItem(data));
+    },
     file_moved: (data) => {
       if (data.automatic && !data.undone && !shown.moves.has(data.move_id)) {
         appendLive(moveItem({ id: data.move_id, from: data.from_path, to: data.to_path, automatic: true }));
@@ -127,8 +142,20 @@ function appendLive(node) {
   status.textContent = "";
 }
 
+function waitingCard(file) {
+  shown.files.add(file.id ?? file.file_id);
+  return unsuggestedCard(file, { onSuggested: (suggestion) => appendLive(suggestionCard(suggestion)) });
+}
+
+function proposalItem(proposal, text) {
+  shown.proposals.add(proposal.message_id);
+  return guidelineCard(proposal, { text });
+}
+
 function messageItem(message) {
   shown.messages.add(message.id);
+  const proposal = message.metadata?.guideline_proposal;
+  if (proposal) return proposalItem({ ...proposal, message_id: message.id }, message.content?.text?.split("\n\n")[0]);
   const moveId = message.content?.moveId;
   if (message.type === "action_result" && moveId) {
     return moveItem({ id: moveId, text: message.text ?? message.content?.details, createdAt: message.created_at });
