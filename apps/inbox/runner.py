@@ -20,16 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.runner import outcome_result, run_question, standard_fallback
 from apps.chat.events import RunEvents
+from apps.chat.history import conversation_history_for_prompt
 from apps.chat.messages import message_payload
 from apps.chat.models import AgentRun, Conversation, Message, MessageType
 from apps.chat.prompts import HistoryTurn
-from apps.chat.selectors import conversation_history
 from apps.chat.services import inbox_message_add
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
@@ -94,12 +92,7 @@ class Turn:
         return InboxRunState(conversation=self.conversation, user_id=self.run.owner_id, run_id=self.run_id)
 
     def history(self) -> list[HistoryTurn]:
-        return conversation_history(
-            conversation_id=self.conversation.pk,
-            before_message_id=self.question.pk,
-            max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-            max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-        )
+        return conversation_history_for_prompt(conversation=self.conversation, before_message_id=self.question.pk)
 
     def post(self, *, type: str, content: dict[str, Any], agent: str) -> Message:
         message = inbox_message_add(
