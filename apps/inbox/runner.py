@@ -245,6 +245,9 @@ def _query(turn: Turn) -> RunResult:
         turn.events.status("handoff", to="organize", files=len(state.handoff.file_ids), reason=state.handoff.reason)
         handed = _organize(turn, file_ids=list(state.handoff.file_ids), target=state.handoff.target)
         return _combined(handed, outcome, handoff={"from": "query", "to": "organize"})
+    summary = state.summary_content()
+    if summary is not None:
+        turn.post(type=MessageType.SUMMARY, content=summary, agent="query")
     cards = list(state.reply.cards) if state.reply is not None and state.reply.cards else list(state.found.values())
     if cards:
         turn.post(
