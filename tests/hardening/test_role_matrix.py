@@ -53,6 +53,9 @@ RULES: dict[str, dict[str, str]] = {
     "inbox-conversation-detail": {"get": AUTHOR},
     "inbox-conversation-messages": {"post": AUTHOR},
     "inbox-conversations": {"get": USER, "post": USER},
+    "inbox-events": {"get": EDITORS},  # a viewer organizes no folder: nothing to follow
+    "inbox-files-unsuggested": {"get": USER},
+    "inbox-guideline-proposal-respond": {"post": EDIT},
     "inbox-move-undo": {"post": EDITORS},
     "inbox-moves": {"get": USER},
     "inbox-organize": {"post": USER},

@@ -175,6 +175,10 @@ function messageItem(message) {
   renderAnswer(field(item, "text"), message.text ?? message.content?.text ?? "", {
     citations: message.citations ?? message.content?.citations ?? [],
   });
+  if (message.type === "summary") {
+    const paths = (message.content?.sources ?? []).map((source) => source.path).join(", ");
+    field(item, "text").append(h("p", { class: "muted summary-sources" }, `Summarised from ${paths}`));
+  }
   setTime(field(item, "time"), message.created_at);
   return item;
 }
