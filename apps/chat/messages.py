@@ -44,6 +44,8 @@ def message_text(message: Message) -> str:
         return str(content.get("question", ""))
     if message.type == MessageType.FILE:
         return f"Saved {content.get('path', '')}"
+    if message.type == MessageType.SUMMARY:
+        return str(content.get("summary", ""))
     return str(content.get("text", ""))
 
 

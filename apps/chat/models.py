@@ -28,7 +28,8 @@ class Conversation(TimestampedModel):
     kind = models.CharField(max_length=8, choices=ConversationKind.choices, default=ConversationKind.CHAT)
     status = models.CharField(max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE)
     title = models.CharField(max_length=255, blank=True)
-    summary = models.TextField(blank=True)
+    summary = models.TextField(blank=True, help_text="The turns older than the prompt's budget, summarised.")
+    summary_through = models.BigIntegerField(null=True, blank=True, help_text="The last message the summary covers.")
     last_activity_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

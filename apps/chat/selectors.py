@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, QuerySet
@@ -48,10 +49,16 @@ def message_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> M
     return Message.objects.filter(pk=message_id, conversation__owner_id=user.pk).first()
 
 
-def conversation_history(
+@dataclass(frozen=True)
+class HistoryWindow:
+    turns: list[HistoryTurn]  # oldest first
+    first_id: int  # the oldest message kept (`before_message_id` when none is): older ones were dropped
+
+
+def conversation_window(
     *, conversation_id: int, before_message_id: int, max_tokens: int, max_messages: int
-) -> list[HistoryTurn]:
-    """The latest user/agent turns before a message, oldest first, within a token budget.
+) -> HistoryWindow:
+    """The latest user/agent turns before a message within a token budget, and where they start.
 
     Tokens are estimated at four characters each: close enough to bound the prompt, and the
     same for every provider.
@@ -59,20 +66,40 @@ def conversation_history(
     recent = (
         Message.objects.filter(conversation_id=conversation_id, id__lt=before_message_id, role__in=list(_HISTORY_ROLES))
         .order_by("-id")
-        .values_list("role", "content")[:max_messages]
+        .values_list("id", "role", "content")[:max_messages]
     )
     turns: list[HistoryTurn] = []
-    budget = max_tokens
-    for role, content in recent:
-        text = str((content or {}).get("text", "")).strip()
+    budget, first_id = max_tokens, before_message_id
+    for message_id, role, content in recent:
+        text = message_turn_text(content)
         cost = len(text) // 4 + 1
         if not text:
             continue
         if cost > budget:
             break
         budget -= cost
+        first_id = message_id
         turns.append(HistoryTurn(role=_HISTORY_ROLES[MessageRole(role)], text=text))
-    return turns[::-1]
+    return HistoryWindow(turns=turns[::-1], first_id=first_id)
+
+
+def conversation_turns_between(*, conversation_id: int, after_id: int, before_id: int) -> list[HistoryTurn]:
+    """The user/agent turns with text strictly between two message ids, oldest first."""
+    rows = (
+        Message.objects.filter(
+            conversation_id=conversation_id, id__gt=after_id, id__lt=before_id, role__in=list(_HISTORY_ROLES)
+        )
+        .order_by("id")
+        .values_list("role", "content")
+    )
+    turns = [
+        HistoryTurn(role=_HISTORY_ROLES[MessageRole(role)], text=message_turn_text(content)) for role, content in rows
+    ]
+    return [turn for turn in turns if turn.text]
+
+
+def message_turn_text(content: object) -> str:
+    return str((content or {}).get("text", "") if isinstance(content, dict) else "").strip()
 
 
 def answer_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Message | None:

@@ -11,6 +11,7 @@ from django.conf import settings
 from apps.chat.answering import answer_from_sources
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
+from apps.chat.history import conversation_history_for_prompt
 from apps.chat.models import AgentRun, Conversation
 from apps.chat.prompts import (
     STANDARD_SYSTEM_PROMPT,
@@ -20,7 +21,6 @@ from apps.chat.prompts import (
     merged_sources,
     standard_messages,
 )
-from apps.chat.selectors import conversation_history
 from apps.chat.types import RunResult
 from apps.llm.factory import get_llm
 from apps.llm.failures import FailureKind
@@ -46,12 +46,7 @@ def standard_prompt(
         k=settings.CHAT_SEARCH_K,
     )
     sources = merged_sources(gathered=gathered, hits=hits)
-    history = conversation_history(
-        conversation_id=conversation.pk,
-        before_message_id=before_message_id,
-        max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-        max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-    )
+    history = conversation_history_for_prompt(conversation=conversation, before_message_id=before_message_id)
     messages = standard_messages(history=history, question=question, sources=sources)
     return StandardPrompt(sources=sources, history=history, messages=messages)
 

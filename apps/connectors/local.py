@@ -159,6 +159,20 @@ class LocalSource:
             os.unlink(temporary)
         raise SourceError(f"{directory} has no free name for {name}.")
 
+    def overwrite(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
+        target = self._inside(path)
+        if os.path.islink(target) or (target.exists() and not target.is_file()):
+            raise SourceError(f"{path} is not a regular file; nothing was written.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not Path(os.path.realpath(target.parent)).is_relative_to(self.root):
+            raise SourceError(f"{path} leads outside the folder.")
+        # A temporary file beside it, then one rename: readers see the old content or the new.
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+        return self._entry(target, target.stat())
+
     def _visit(self, child: os.DirEntry[str], pending: list[Path]) -> SourceEntry | None:
         path = Path(child.path)
         try:

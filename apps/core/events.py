@@ -4,16 +4,18 @@ Each event is appended to a capped Redis stream (``events:<channel>``, with a TT
 both the log and the live feed: its ids are the SSE event ids, and readers block in XREAD on it, so
 a client that connects late or reconnects with ``Last-Event-ID`` replays exactly what it missed,
 in order, and then follows live in the same loop. Channels: ``run:<uuid>`` for chat/agent runs,
-``folder:<id>`` for a folder's indexing, sync and organize events.
+``folder:<id>`` for a folder's indexing, sync and organize events, ``inbox:<user id>`` for copies of
+the folder events a person's inbox follows, whatever the number of their folders (`EVENT_COPIES`).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +24,8 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
 
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 TERMINAL_TYPES = frozenset({"done", "error"})
@@ -35,6 +39,12 @@ class Event:
 
     def as_sse(self) -> str:
         return f"id: {self.id}\nevent: {self.type}\ndata: {json.dumps(self.data)}\n\n"
+
+
+# (channel, type, data) -> other (channel, data) to log the same event on, in the same round trip.
+# Apps above core register here (the inbox copies its folders' events to each organizer's channel).
+EventCopier = Callable[[str, str, dict[str, Any]], Sequence[tuple[str, dict[str, Any]]]]
+EVENT_COPIES: list[EventCopier] = []
 
 
 def _key(channel: str) -> str:
@@ -63,6 +73,10 @@ def folder_channel(folder_id: int) -> str:
     return f"folder:{folder_id}"
 
 
+def inbox_channel(user_id: int) -> str:
+    return f"inbox:{user_id}"
+
+
 def is_valid_event_id(value: str) -> bool:
     return bool(_STREAM_ID.match(value))
 
@@ -70,13 +84,24 @@ def is_valid_event_id(value: str) -> bool:
 def publish_event(*, channel: str, type: str, data: dict[str, Any], client: redis.Redis | None = None) -> str:
     """Append one event to the channel's log; returns its id. Followers blocked in XREAD wake up."""
     client = client or redis_client()
-    key = _key(channel)
-    payload = json.dumps(data, default=str)
     pipe = client.pipeline()
-    pipe.xadd(key, {"type": type, "data": payload}, maxlen=settings.EVENT_LOG_MAX_EVENTS, approximate=True)
-    pipe.expire(key, settings.EVENT_LOG_TTL_SECONDS)
+    for target, body in [(channel, data), *_copies(channel=channel, type=type, data=data)]:
+        key = _key(target)
+        payload = json.dumps(body, default=str)
+        pipe.xadd(key, {"type": type, "data": payload}, maxlen=settings.EVENT_LOG_MAX_EVENTS, approximate=True)
+        pipe.expire(key, settings.EVENT_LOG_TTL_SECONDS)
     event_id = pipe.execute()[0]
     return str(event_id)
+
+
+def _copies(*, channel: str, type: str, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    copies: list[tuple[str, dict[str, Any]]] = []
+    for copier in EVENT_COPIES:
+        try:
+            copies += copier(channel, type, data)
+        except Exception:  # a copy never costs the event itself
+            logger.warning("could not copy %s event of %s", type, channel, exc_info=True)
+    return copies
 
 
 def events_after(*, channel: str, after_id: str = "0", client: redis.Redis | None = None) -> list[Event]:

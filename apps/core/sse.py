@@ -17,13 +17,15 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from apps.core.events import EventBusUnavailable, events_follow, is_valid_event_id
+from apps.core.events import Event, EventBusUnavailable, events_follow, is_valid_event_id
 
 PING = ": ping\n\n"
 # Called when a stream has been quiet for a heartbeat: a final event to send and stop, or None.
 QuietCheck = Callable[[], Awaitable[str | None]]
 # Whether the stream's reader may still read it (their access can be revoked while it is open).
 AccessCheck = Callable[[], Awaitable[bool]]
+# Whether the reader may see this one event (a stream mixing several folders' events).
+EventCheck = Callable[[Event], Awaitable[bool]]
 ACCESS_LOST = {"message": "You no longer have access to this folder."}
 
 
@@ -69,13 +71,14 @@ async def sse_stream(
     when_quiet: QuietCheck | None = None,
     still_allowed: AccessCheck | None = None,
     recheck_on: frozenset[str] = frozenset(),
+    keep: EventCheck | None = None,
     unavailable: dict[str, str],
 ) -> AsyncIterator[str]:
     """The channel's events as SSE text: replay after ``after_id``, then live, with heartbeats.
 
     Ends after an event whose type is in ``ends_on``, or when ``when_quiet`` returns a final event,
     or with an ``error`` event once ``still_allowed`` says no (asked after an event whose type is
-    in ``recheck_on`` and at every heartbeat).
+    in ``recheck_on`` and at every heartbeat). An event ``keep`` refuses is skipped.
     If Redis goes away the client gets one ``error`` event (``unavailable``) and the stream ends,
     rather than hang; it resumes from its last id.
     """
@@ -84,6 +87,8 @@ async def sse_stream(
     async with contextlib.aclosing(events):
         try:
             async for event in events:
+                if event is not None and keep is not None and not await keep(event):
+                    continue
                 if event is not None and event.type not in recheck_on:
                     yield event.as_sse()
                     if event.type in ends_on:

@@ -22,7 +22,11 @@ from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.inbox import selectors
-from apps.inbox.serializers import InboxConversationOutputSerializer, InboxRunAcceptedOutputSerializer
+from apps.inbox.serializers import (
+    InboxConversationOutputSerializer,
+    InboxRunAcceptedOutputSerializer,
+    UnsuggestedFileOutputSerializer,
+)
 from apps.inbox.services import inbox_conversation_start, inbox_message_post
 from apps.library.access import FolderAction, folder_access
 
@@ -163,3 +167,14 @@ class InboxConversationArchiveApi(APIView):
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = conversation_archive(conversation=_conversation_or_404(request, conversation_id))
         return Response(InboxConversationOutputSerializer(conversation).data)
+
+
+class InboxUnsuggestedFileListApi(APIView):
+    """Inbox files of every folder the caller organizes that have no pending suggestion (under the
+    threshold, automatic suggestions off, or kept in the inbox), newest first, each with the
+    reason: the page offers "Suggest a folder" for them (POST /api/inbox/organize)."""
+
+    @extend_schema(responses={200: UnsuggestedFileOutputSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        files = selectors.inbox_files_unsuggested(user=request.user, limit=selectors.UNSUGGESTED_SHOWN)
+        return Response(UnsuggestedFileOutputSerializer(files, many=True).data)

@@ -2,9 +2,10 @@
 
 The extractive provider knows the folder-chat tools only, so with it (no keys) each inbox agent
 runs one of these instead, through the same loop, tools and events: the query planner searches
-(or lists recent files, or counts), lets the extractive provider write the cited answer from
-what was found, and replies with file cards; the organize planner reads the guideline and the
-tree, asks `suggest_organization` (whose policy picks the folder) for each file, and replies.
+(or lists recent files, or counts; asked for a summary, summarises the best match), lets the
+extractive provider write the cited answer from what was found, and replies with file cards; the
+organize planner reads the guideline and the tree, asks `suggest_organization` (whose policy picks
+the folder) for each file, and replies.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ MAX_CARDS = 5
 _STATS = re.compile(r"\b(how many|count|number of|stats|statistics|total)\b", re.IGNORECASE)
 # "What's in my inbox?", "list the inbox", "which files are waiting?": the inbox, not a search.
 _INBOX = re.compile(r"\b(in|of) (my |the )?inbox\b|\b(list|show)( me)? (my |the )?inbox\b|\bwaiting\b", re.IGNORECASE)
+_SUMMARIZE = re.compile(r"\b(summari[sz]e|summary|sum up|overview)\b", re.IGNORECASE)
 _RECENT = re.compile(r"\b(recent|latest|newest|last (few|added|week|month)|new files)\b", re.IGNORECASE)
 _TYPES = (
     (re.compile(r"\b(photo|photos|image|images|picture|pictures|scan|scans|png|jpe?g)\b", re.IGNORECASE), "image/"),
@@ -74,6 +76,14 @@ class OfflineQueryPlanner(_Planner):
         if step.call.name == "list_inbox":
             files = payload.get("files", [])
             return [self._respond(_inbox_text(files), [item["file_id"] for item in files])]
+        if step.call.name == "summarize":
+            summaries = payload.get("summaries", [])
+            text = "\n\n".join(str(item.get("summary", "")) for item in summaries) or "I could not summarise it."
+            return [
+                self._respond(text, [item["file_id"] if "file_id" in item else item["fileId"] for item in summaries])
+            ]
+        if step.call.name == "search_files" and _SUMMARIZE.search(turn.question) and payload.get("results"):
+            return [self._call("summarize", {"files": [payload["results"][0]["file_id"]]})]
         if step.call.name == "list_recent_files":
             files = payload.get("files", [])[:MAX_CARDS]
             names = ", ".join(str(item.get("file_name", "")) for item in files)

@@ -1,6 +1,7 @@
 """Run mode "inbox": route the message, then answer it the way its intent calls for (seed 002).
 
-- confirm / reject: accept or decline the pending suggestion(s) the user is answering; no agent.
+- confirm / reject: accept or decline the pending suggestion(s) the user is answering, or else
+  remember or decline the guideline line last proposed ("Shall I remember that?"); no agent.
 - save: pasted text or a link becomes a note in inbox/; no agent.
 - chat: a short reply, or a clarifying question when the router was unsure; no agent.
 - query: the query agent; when it hands off, the organize agent takes the files it found.
@@ -19,16 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.runner import outcome_result, run_question, standard_fallback
 from apps.chat.events import RunEvents
+from apps.chat.history import conversation_history_for_prompt
 from apps.chat.messages import message_payload
 from apps.chat.models import AgentRun, Conversation, Message, MessageType
 from apps.chat.prompts import HistoryTurn
-from apps.chat.selectors import conversation_history
 from apps.chat.services import inbox_message_add
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
@@ -53,6 +52,7 @@ from apps.llm.extractive_router import Intent, classify_intent
 from apps.llm.factory import get_model
 from apps.organize.decisions import suggestion_respond
 from apps.organize.models import OrganizationSuggestion
+from apps.organize.proposals import PROPOSAL_KEY, guideline_proposal_pending, guideline_proposal_respond
 from apps.organize.services import SuggestOutcome, file_suggest
 
 logger = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ class Turn:
     text: str
     route: Route
     pending: list[OrganizationSuggestion]
+    proposal: Message | None = None  # an unanswered guideline line, when no suggestion is pending
 
     @property
     def run_id(self) -> str:
@@ -87,12 +88,7 @@ class Turn:
         return InboxRunState(conversation=self.conversation, user_id=self.run.owner_id, run_id=self.run_id)
 
     def history(self) -> list[HistoryTurn]:
-        return conversation_history(
-            conversation_id=self.conversation.pk,
-            before_message_id=self.question.pk,
-            max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-            max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-        )
+        return conversation_history_for_prompt(conversation=self.conversation, before_message_id=self.question.pk)
 
     def post(self, *, type: str, content: dict[str, Any], agent: str) -> Message:
         message = inbox_message_add(
@@ -107,9 +103,10 @@ def chat_run_inbox(*, run: AgentRun, events: RunEvents) -> RunResult:
     conversation = run.conversation
     text = str(question.content.get("text", ""))
     pending = pending_suggestions(conversation=conversation)
+    proposal = None if pending else guideline_proposal_pending(conversation_id=conversation.pk)
     route = route_message(
         text=text,
-        pending=_describe(pending) if pending else None,
+        pending=_describe(pending) if pending else _describe_proposal(proposal),
         context=recent_context(conversation_id=conversation.pk, before_message_id=question.pk),
     )
     # Stored before anything else can fail: every message keeps how it was routed and how fast.
@@ -122,7 +119,14 @@ def chat_run_inbox(*, run: AgentRun, events: RunEvents) -> RunResult:
         latency_ms=round(route.latency_ms, 3),
     )
     turn = Turn(
-        run=run, events=events, conversation=conversation, question=question, text=text, route=route, pending=pending
+        run=run,
+        events=events,
+        conversation=conversation,
+        question=question,
+        text=text,
+        route=route,
+        pending=pending,
+        proposal=proposal,
     )
     result = _HANDLERS[route.intent](turn)
     return dataclasses.replace(
@@ -140,6 +144,8 @@ def chat_run_inbox(*, run: AgentRun, events: RunEvents) -> RunResult:
 
 
 def _confirm(turn: Turn) -> RunResult:
+    if turn.proposal is not None and not turn.pending:
+        return _answer_proposal(turn, remember=True)
     done: list[str] = []
     failed: list[str] = []
     for suggestion in turn.pending:
@@ -159,6 +165,8 @@ def _confirm(turn: Turn) -> RunResult:
 
 
 def _reject(turn: Turn) -> RunResult:
+    if turn.proposal is not None and not turn.pending:
+        return _answer_proposal(turn, remember=False)
     kept: list[str] = []
     for suggestion in turn.pending:
         try:
@@ -173,6 +181,16 @@ def _reject(turn: Turn) -> RunResult:
     return _reply(
         f"OK, I'll leave {names} where {'it is' if len(kept) == 1 else 'they are'} and won't suggest that again."
     )
+
+
+def _answer_proposal(turn: Turn, *, remember: bool) -> RunResult:
+    assert turn.proposal is not None
+    try:
+        _, result = guideline_proposal_respond(message_id=turn.proposal.pk, remember=remember)
+    except ApplicationError as exc:
+        return _reply(exc.message)
+    turn.events.emit("message", message_payload(result))
+    return _reply(str(result.content["details"]))
 
 
 def _save(turn: Turn) -> RunResult:
@@ -222,6 +240,9 @@ def _query(turn: Turn) -> RunResult:
         turn.events.status("handoff", to="organize", files=len(state.handoff.file_ids), reason=state.handoff.reason)
         handed = _organize(turn, file_ids=list(state.handoff.file_ids), target=state.handoff.target)
         return _combined(handed, outcome, handoff={"from": "query", "to": "organize"})
+    summary = state.summary_content()
+    if summary is not None:
+        turn.post(type=MessageType.SUMMARY, content=summary, agent="query")
     chosen = state.reply is not None and bool(state.reply.cards)
     cards = list(state.reply.cards) if state.reply is not None and chosen else list(state.found.values())
     if cards:
@@ -357,6 +378,12 @@ def _describe(pending: Sequence[OrganizationSuggestion]) -> str:
     first = pending[0]
     more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
     return f"move {first.source_path} to {first.target_folder} ({round(first.confidence * 100)}% sure){more}"
+
+
+def _describe_proposal(proposal: Message | None) -> str | None:
+    if proposal is None:
+        return None
+    return f"remember this line in guideline.md: {proposal.metadata[PROPOSAL_KEY]['line']}"
 
 
 def _reply(text: str) -> RunResult:

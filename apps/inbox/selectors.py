@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
 from apps.chat.messages import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
 from apps.chat.selectors import conversation_list
+from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File, FileStatus
 from apps.library.selectors import folder_files_under
-from apps.organize.models import OrganizationSuggestion, SuggestionStatus
+from apps.organize.models import OrganizationSettings, OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX
 
 LIST_MESSAGES = 20
 CONTEXT_MESSAGES = 3
 INBOX_FILES_SHOWN = 20
+UNSUGGESTED_SHOWN = 100
 
 
 def inbox_conversation_list(
@@ -108,3 +112,56 @@ def inbox_file_states(*, folder_id: int, limit: int = INBOX_FILES_SHOWN) -> list
             state = _WAITING.get(file.status, "No suggestion yet")  # type: ignore[call-overload]
         states.append((file, state))
     return states
+
+
+@dataclass(frozen=True)
+class UnsuggestedFile:
+    """An inbox file with no pending suggestion, and why none was made."""
+
+    id: int
+    folder_id: int
+    folder_name: str
+    path: str
+    name: str
+    reason: str
+
+
+def inbox_files_unsuggested(*, user: AbstractBaseUser | AnonymousUser, limit: int) -> list[UnsuggestedFile]:
+    """Indexed files under inbox/ of every folder the user organizes that wait without a suggestion."""
+    files = list(
+        File.objects.filter(
+            folder_id__in=folder_ids_allowed(user=user, action=FolderAction.EDIT),
+            path__startswith=INBOX,
+            status=FileStatus.INDEXED,
+        )
+        .exclude(suggestions__status=SuggestionStatus.PENDING)
+        .select_related("folder")
+        .only("id", "folder_id", "path", "name", "folder__name", "folder__owner_id")
+        .order_by("-updated_at", "-id")[:limit]
+    )
+    kept = set(
+        OrganizationSuggestion.objects.filter(
+            file_id__in=[file.pk for file in files], status=SuggestionStatus.REJECTED
+        ).values_list("file_id", flat=True)
+    )
+    owners = {file.folder.owner_id for file in files}
+    suggesting = dict(OrganizationSettings.objects.filter(owner_id__in=owners).values_list("owner_id", "auto_suggest"))
+    return [
+        UnsuggestedFile(
+            id=file.pk,
+            folder_id=file.folder_id,
+            folder_name=file.folder.name,
+            path=file.path,
+            name=file.name,
+            reason=_unsuggested_reason(kept=file.pk in kept, auto_suggest=suggesting.get(file.folder.owner_id, True)),
+        )
+        for file in files
+    ]
+
+
+def _unsuggested_reason(*, kept: bool, auto_suggest: bool) -> str:
+    if kept:
+        return "You kept it in the inbox."
+    if not auto_suggest:
+        return "Automatic suggestions are off."
+    return "No folder fitted it well enough to suggest one."

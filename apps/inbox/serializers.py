@@ -42,3 +42,12 @@ class InboxRunAcceptedOutputSerializer(serializers.Serializer):
     run_id = serializers.UUIDField()
     message_id = serializers.IntegerField()
     events_url = serializers.CharField()
+
+
+class UnsuggestedFileOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    folder_id = serializers.IntegerField()
+    folder_name = serializers.CharField()
+    path = serializers.CharField()
+    name = serializers.CharField()
+    reason = serializers.CharField(help_text="Why no suggestion is waiting for this file.")

@@ -78,6 +78,7 @@ class InboxRunState:
     handoff: Handoff | None = None
     suggestion_ids: list[int] = field(default_factory=list)
     action_message_ids: list[int] = field(default_factory=list)  # what execute_move reported
+    summaries: list[dict[str, Any]] = field(default_factory=list)  # the summarize tool's, with their files
 
     @property
     def folder_id(self) -> int:
@@ -88,6 +89,22 @@ class InboxRunState:
             self.search_query = query
             for card in cards:
                 self.found.setdefault(card.file_id, card)
+
+    def record_summaries(self, summaries: Sequence[dict[str, Any]]) -> None:
+        with self.lock:
+            self.summaries.extend(summaries)
+
+    def summary_content(self) -> dict[str, Any] | None:
+        """The `summary` message's content: the text, and the files it summarises as its sources."""
+        with self.lock:
+            if not self.summaries:
+                return None
+            one = len(self.summaries) == 1
+            text = "\n\n".join(
+                item["summary"] if one else f"{item['path']}: {item['summary']}" for item in self.summaries
+            )
+            sources = [{key: item[key] for key in ("fileId", "path", "fileName", "method")} for item in self.summaries]
+        return {"summary": text, "sources": sources}
 
     def finish(self, reply: Reply | None = None, handoff: Handoff | None = None) -> None:
         with self.lock:

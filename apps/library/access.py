@@ -62,6 +62,16 @@ def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folde
     return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared)).values("pk")
 
 
+def folder_user_ids_allowed(*, folder_id: int, action: FolderAction) -> list[int]:
+    """Who may do `action` to the folder: its owner first, then members whose role allows it."""
+    owner_id = Folder.objects.filter(pk=folder_id).values_list("owner_id", flat=True).first()
+    if owner_id is None:
+        return []
+    roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
+    members = _memberships().filter(folder_id=folder_id, role__in=roles).values_list("user_id", flat=True)
+    return [owner_id, *(user_id for user_id in members if user_id != owner_id)]
+
+
 def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:
     if not user.is_authenticated:
         return None

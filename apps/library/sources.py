@@ -105,6 +105,11 @@ class Source(Protocol):
         """
         ...
 
+    def overwrite(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
+        """Create the file at `path` (inside the root, folders made as needed) or replace its
+        content; returns its entry. A reader never sees it half written."""
+        ...
+
 
 @dataclass(frozen=True)
 class OriginalContent:

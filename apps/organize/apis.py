@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.chat.serializers import InboxMessageOutputSerializer
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.access import FolderAction, folder_access
-from apps.organize import bulk, decisions, selectors, services
+from apps.organize import bulk, decisions, proposals, selectors, services
 from apps.organize.models import DecisionAction, SuggestionStatus
 from apps.organize.paths import file_path_clean, folder_path_clean
 from apps.organize.serializers import (
@@ -264,3 +265,38 @@ class OrganizationSettingsApi(APIView):
             owner_id=_owner_id(request), values=dict(data.validated_data)
         )
         return Response(SettingsOutputSerializer(preferences).data)
+
+
+class GuidelineProposalRespondApi(APIView):
+    """Answer "Shall I remember that?": `remember` appends the proposed line to the folder's
+    guideline.md (through its source: local or Drive) and later suggestions follow it; `decline`
+    leaves the file alone. 409 when already answered or the file cannot be written."""
+
+    class ProposalInputSerializer(serializers.Serializer):
+        action = serializers.ChoiceField(choices=["remember", "decline"])
+
+    class ProposalOutputSerializer(serializers.Serializer):
+        proposal = InboxMessageOutputSerializer()
+        message = InboxMessageOutputSerializer()
+
+    @extend_schema(
+        request=ProposalInputSerializer,
+        responses={
+            200: ProposalOutputSerializer,
+            409: error_response("Already answered, or guideline.md could not be read or written."),
+        },
+    )
+    def post(self, request: Request, message_id: int) -> Response:
+        folder_id = proposals.guideline_proposal_folder_id(message_id=message_id)
+        if folder_id is None:
+            raise Http404("Proposal not found.")
+        try:
+            folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
+        except Http404:
+            raise Http404("Proposal not found.") from None
+        data = self.ProposalInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        proposal, message = proposals.guideline_proposal_respond(
+            message_id=message_id, remember=data.validated_data["action"] == "remember"
+        )
+        return Response(self.ProposalOutputSerializer({"proposal": proposal, "message": message}).data)

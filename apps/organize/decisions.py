@@ -39,6 +39,8 @@ from apps.organize.paths import folder_path_clean, parent_folder
 
 logger = logging.getLogger(__name__)
 
+PROPOSAL_EVENT = "guideline_proposal"
+
 
 class NotFoundError(ApplicationError):
     status_code = 404
@@ -262,7 +264,8 @@ def _action_message(*, suggestion: OrganizationSuggestion, details: str, move: F
 
 
 def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str, embedding: Any) -> None:
-    """After enough consistent acceptances, offer a guideline line (a message; never written).
+    """After enough consistent acceptances, offer a guideline line (a message, and its card's
+    event); the line is written only when the user says so (`proposals`).
 
     `embedding`: the file's, as its decision recorded it.
     """
@@ -279,7 +282,7 @@ def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str, 
     folder = Folder.objects.get(pk=suggestion.folder_id)
     if already or proposal.line in guideline_read(folder=folder):
         return
-    inbox_message_add(
+    message = inbox_message_add(
         conversation=_conversation_of(suggestion),
         type=MessageType.TEXT,
         content={
@@ -299,3 +302,6 @@ def _propose_guideline_line(*, suggestion: OrganizationSuggestion, target: str, 
             },
         },
     )
+    # On the folder's stream once committed: the inbox shows the proposal's card live.
+    data = {"message_id": message.pk, **message.metadata["guideline_proposal"]}
+    transaction.on_commit(lambda: publish_event(channel=folder_channel(folder.pk), type=PROPOSAL_EVENT, data=data))

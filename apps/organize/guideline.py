@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from apps.library.models import Folder, SourceKind
+from apps.core.api import ConflictError
+from apps.library.models import File, Folder, SourceKind
 from apps.library.selectors import file_chunk_texts, folder_file_get_by_path
-from apps.library.sources import SourceEntry, SourceError, source_for
+from apps.library.sources import SourceEntry, SourceError, SourceNotFoundError, source_for
 from apps.organize.paths import INBOX
 from apps.organize.terms import folder_terms, organize_terms
 
@@ -98,8 +99,41 @@ def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
 def guideline_read(*, folder: Folder) -> str:
     """``guideline.md`` at the folder root, from the source; the indexed text when the source fails."""
     file = folder_file_get_by_path(folder_id=folder.pk, path=GUIDELINE_PATH)
+    try:
+        data = _source_bytes(folder=folder, file=file)
+    except SourceError as exc:
+        logger.info("guideline.md of folder %s unreadable at the source (%s)", folder.pk, exc)
+        return _indexed_text(file.pk) if file else ""
+    return data[:MAX_GUIDELINE_BYTES].decode("utf-8", errors="replace")
+
+
+def guideline_line_append(*, folder: Folder, line: str) -> bool:
+    """Add `line` at the end of ``guideline.md`` through the folder's source, creating the file
+    when there is none; False when the line is there already. Raises ConflictError (with the
+    reason, a 409) when the file cannot be read whole or written: it is never overwritten blind."""
+    file = folder_file_get_by_path(folder_id=folder.pk, path=GUIDELINE_PATH)
+    try:
+        data = _source_bytes(folder=folder, file=file)
+    except SourceNotFoundError:
+        data = b""
+    except SourceError as exc:
+        raise ConflictError(f"guideline.md could not be read, so nothing was added: {exc}") from exc
+    if len(data) + len(line) > MAX_GUIDELINE_BYTES:
+        raise ConflictError(f"guideline.md is over {MAX_GUIDELINE_BYTES // 1024} KB; nothing was added.")
+    current = data.decode("utf-8", errors="replace")
+    if line.strip() in current:
+        return False
+    text = f"{current.rstrip()}\n\n{line.strip()}\n" if current.strip() else f"{line.strip()}\n"
+    try:
+        source_for(folder=folder).overwrite(GUIDELINE_PATH, text.encode("utf-8"), mime_type="text/markdown")
+    except SourceError as exc:
+        raise ConflictError(f"guideline.md could not be written: {exc}") from exc
+    return True
+
+
+def _source_bytes(*, folder: Folder, file: File | None) -> bytes:
     if file is None and folder.source != SourceKind.LOCAL:
-        return ""  # a Drive file is reached by its id, and there is none without an indexed row
+        raise SourceNotFoundError("guideline.md is not in the index")  # Drive reaches files by id
     entry = SourceEntry(
         external_id=file.external_id if file else GUIDELINE_PATH,
         path=GUIDELINE_PATH,
@@ -109,12 +143,8 @@ def guideline_read(*, folder: Folder) -> str:
         checksum="",
         modified_time=timezone.now(),
     )
-    try:
-        data, _ = source_for(folder=folder).read_bytes(entry)
-    except SourceError as exc:
-        logger.info("guideline.md of folder %s unreadable at the source (%s)", folder.pk, exc)
-        return _indexed_text(file.pk) if file else ""
-    return data[:MAX_GUIDELINE_BYTES].decode("utf-8", errors="replace")
+    data, _ = source_for(folder=folder).read_bytes(entry)
+    return data
 
 
 def _indexed_text(file_id: int) -> str:

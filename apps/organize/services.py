@@ -40,6 +40,11 @@ from apps.organize.selectors import (
 )
 
 ON_DEMAND_MAX_FILES = 100
+# Published when an inbox file is left without a suggestion, with the reason: the inbox lists it
+# with "Suggest a folder" instead of nothing at all.
+INBOX_FILE_EVENT = "inbox_file"
+# Why nothing was suggested, when the reason is about the file's place rather than a passing state.
+_NOT_LISTED = ("not in the inbox", "not indexed in its current version", "not in the index")
 MAX_REASONING_CHARS = 2000
 MAX_ALTERNATIVES = 5
 # The `agent` of a suggestion the user dictated ("move X to Y"): accepted as it is written.
@@ -249,12 +254,21 @@ def auto_move_if_allowed(
 
 def file_suggest_auto(*, file_id: int) -> SuggestOutcome:
     """The digest-complete hook: the organize agent when a model is configured, else the policy."""
+    outcome = None
     for agent in ORGANIZE_AGENTS.values():
-        if agent.available():
+        if outcome is None and agent.available():
             outcome = agent.organize_file(file_id=file_id)
-            if outcome is not None:
-                return outcome
-    return file_suggest(file_id=file_id)
+    outcome = outcome or file_suggest(file_id=file_id)
+    if outcome.suggestion is None and outcome.skipped and outcome.skipped not in _NOT_LISTED:
+        _announce_unsuggested(file_id=file_id, reason=outcome.skipped)
+    return outcome
+
+
+def _announce_unsuggested(*, file_id: int, reason: str) -> None:
+    file = File.objects.filter(pk=file_id).values("folder_id", "path").first()
+    if file is not None:
+        data = {"file_id": file_id, "path": file["path"], "reason": reason}
+        publish_event(channel=folder_channel(file["folder_id"]), type=INBOX_FILE_EVENT, data=data)
 
 
 def files_suggest(*, folder: Folder, paths: Sequence[str] | None, force: bool = False) -> list[SuggestOutcome]:
@@ -315,5 +329,5 @@ def _announce(suggestion: OrganizationSuggestion) -> None:
     publish_event(
         channel=folder_channel(suggestion.folder_id),
         type="suggestion",
-        data={"suggestion_id": suggestion.pk, **suggestion_content(suggestion)},
+        data={"suggestion_id": suggestion.pk, "file_id": suggestion.file_id, **suggestion_content(suggestion)},
     )

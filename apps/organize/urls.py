@@ -13,6 +13,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         apis.SuggestionRespondApi.as_view(),
         name="inbox-suggestion-respond",
     ),
+    path(
+        "inbox/guideline-proposals/<int:message_id>/respond",
+        apis.GuidelineProposalRespondApi.as_view(),
+        name="inbox-guideline-proposal-respond",
+    ),
     path("inbox/organize", apis.OrganizeApi.as_view(), name="inbox-organize"),
     path("inbox/moves", apis.MoveListApi.as_view(), name="inbox-moves"),
     path("inbox/moves/<int:move_id>/undo", apis.MoveUndoApi.as_view(), name="inbox-move-undo"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.chat import services
+from apps.chat.history import SUMMARY_LEAD
 from apps.chat.models import AgentRun, Message, MessageRole, RunStatus
 from apps.chat.prompts import STANDARD_SYSTEM_PROMPT
 from apps.chat.services import chat_start, run_execute
@@ -118,15 +119,17 @@ def test_history_goes_with_the_question(library, scripted):
 
 def test_history_is_bounded_by_tokens(library, scripted, settings):
     settings.CHAT_HISTORY_MAX_TOKENS = 30
-    answers = ["x " * 200 + "[1]", "short answer [1]", "ok [1]"]  # cited: no answer is asked again
+    # Cited: no answer is asked again. The second run summarises the first exchange, which no longer fits.
+    answers = ["x " * 200 + "[1]", "They asked a first question.", "short answer [1]", "ok [1]"]
     scripted.push(*(LLMResponse(text=text) for text in answers))
     first, _ = ask(library.folder, "first question")
     ask(library.folder, "second question", conversation=first.conversation)
 
     ask(library.folder, "third question", conversation=first.conversation)
 
-    history = [m.content for m in scripted.requests[2].messages[:-1]]
-    assert history == ["second question", "short answer [1]"]  # the long first answer does not fit
+    history = [m.content for m in scripted.requests[3].messages[:-1]]
+    # The long first answer does not fit: its summary, written once, stands in for it.
+    assert history == [f"{SUMMARY_LEAD}\nThey asked a first question.\n\nsecond question", "short answer [1]"]
 
 
 def test_document_text_cannot_escape_its_source_element(library, scripted):

@@ -26,6 +26,7 @@ class Owned:
     move: FileMove
     member: FolderMembership
     invitation: FolderInvitation
+    proposal: Message  # a guideline line proposed in the inbox conversation
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -41,7 +42,7 @@ class Owned:
             "file_id": self.file.pk,
             "conversation_id": (self.inbox_conversation if inbox else self.conversation).pk,
             "run_id": self.run.pk,
-            "message_id": self.answer.pk,
+            "message_id": (self.proposal if inbox else self.answer).pk,
             "suggestion_id": self.suggestion.pk,
             "move_id": self.move.pk,
             "user_id": self.member.user_id,
@@ -87,4 +88,12 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         created_by=user,
         expires_at=timezone.now() + timezone.timedelta(days=1),
     )
-    return Owned(folder, file, conversation, inbox_conversation, run, answer, suggestion, move, member, invitation)
+    proposal = Message.objects.create(
+        conversation=inbox_conversation,
+        role="agent",
+        content={"text": "Shall I remember that?"},
+        metadata={"guideline_proposal": {"target": "taxes/", "pattern": "", "line": "- Notes go in `taxes/`."}},
+    )
+    return Owned(
+        folder, file, conversation, inbox_conversation, run, answer, suggestion, move, member, invitation, proposal
+    )

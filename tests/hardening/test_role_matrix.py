@@ -53,8 +53,11 @@ RULES: dict[str, dict[str, str]] = {
     "inbox-conversation-detail": {"get": AUTHOR},
     "inbox-conversation-messages": {"post": AUTHOR},
     "inbox-conversations": {"get": USER, "post": USER},
+    "inbox-events": {"get": EDITORS},  # a viewer organizes no folder: nothing to follow
     # folder_id is in the (multipart) body: tests/inbox/test_upload.py checks each role's answer.
     "inbox-files": {"post": USER},
+    "inbox-files-unsuggested": {"get": USER},
+    "inbox-guideline-proposal-respond": {"post": EDIT},
     "inbox-move-undo": {"post": EDITORS},
     "inbox-moves": {"get": USER},
     "inbox-organize": {"post": USER},

@@ -49,6 +49,7 @@ def test_scripted_query_agent_replies_through_respond_to_user_in_two_model_turns
         "search_files",
         "get_file_content",
         "get_file_metadata",
+        "summarize",
         "list_recent_files",
         "get_stats",
         "list_inbox",

@@ -10,7 +10,9 @@ import pytest
 from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder
+from apps.library.sources import source_for
 from apps.library.sync import folder_sync
+from apps.organize.guideline import guideline_line_append, guideline_read
 from apps.organize.services import file_suggest, suggestion_create
 
 pytestmark = pytest.mark.django_db
@@ -122,3 +124,24 @@ def test_accept_moves_a_drive_shortcut_checking_its_target_content(
     assert drive.state.item(target).parents == [drive.ids["taxes"]]
     shortcut.refresh_from_db()
     assert shortcut.path == "taxes/W2_2022 link" and shortcut.checksum == shortcut.indexed_checksum
+
+
+def test_a_remembered_line_is_written_to_the_drive_guideline_with_the_real_client(drive):
+    line = "- Payslips go in `work/payroll/`."
+
+    assert guideline_line_append(folder=drive.folder, line=line) is True
+
+    assert drive.state.item(drive.ids["guideline"]).content == GUIDELINE + b"\n" + line.encode() + b"\n"
+    assert guideline_read(folder=drive.folder).endswith(f"{line}\n")  # read back at once, by its id
+    assert guideline_line_append(folder=drive.folder, line=line) is False  # there already: not written twice
+
+
+def test_writing_a_new_drive_file_creates_it_and_its_folder(drive):
+    text = b"- Receipts go to `finance/`.\n"
+
+    entry = source_for(folder=drive.folder).overwrite("notes/guideline.md", text, mime_type="text/markdown")
+
+    created = drive.state.item(entry.external_id)
+    assert (created.name, created.content, entry.path) == ("guideline.md", text, "notes/guideline.md")
+    assert drive.state.item(created.parents[0]).name == "notes"
+    assert drive.state.item(created.parents[0]).parents == [drive.ids["root"]]

@@ -40,7 +40,9 @@ def test_a_suggestion_arrives_live_is_accepted_then_undone(page: Page, household
     folder, root = household
     log_in(page)
     page.goto("/inbox/")
-    expect(page.get_by_role("status").first).to_contain_text("Your inbox is empty")
+    # No suggestion yet: the file waits in the list, with "Suggest a folder".
+    waiting = page.get_by_role("article", name="Waiting in the inbox: lease-renewal.txt")
+    expect(waiting).to_contain_text("No suggestion: No folder fitted it well enough to suggest one.")
 
     lease = File.objects.get(folder=folder, path="inbox/lease-renewal.txt")
     suggestion_create(
@@ -50,8 +52,9 @@ def test_a_suggestion_arrives_live_is_accepted_then_undone(page: Page, household
         confidence=0.86,
         alternatives=[{"folder": "contracts/", "reasoning": "It is a contract."}],
     )
-    card = page.locator(".file-card").filter(has_text="lease-renewal.txt")  # from the folder's stream
+    card = page.locator(".file-card").filter(has_text="lease-renewal.txt")  # from the inbox's stream
     expect(card).to_contain_text("Move to housing/ (86% sure)")
+    expect(waiting).to_have_count(0)
     card.get_by_role("button", name="Choose another folder…").click()
     expect(card.get_by_role("button", name="Move to contracts/")).to_be_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -72,7 +75,7 @@ def test_an_automatic_move_arrives_live_with_undo(page: Page, household) -> None
     folder, root = household
     log_in(page)
     page.goto("/inbox/")
-    expect(page.get_by_role("status").first).to_contain_text("Your inbox is empty")
+    expect(page.get_by_role("article", name="Waiting in the inbox: w2-2024.txt")).to_be_visible()
     w2 = File.objects.get(folder=folder, path="inbox/w2-2024.txt")
     suggestion = suggestion_create(file=w2, target="taxes/2024/", reasoning="A W-2 is a tax form.", confidence=0.97)
 

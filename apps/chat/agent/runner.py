@@ -10,17 +10,15 @@ import dataclasses
 import logging
 from typing import Any
 
-from django.conf import settings
-
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.outcome import AgentLimits, AgentProgress, progress_attach
 from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.tools import folder_tools
 from apps.chat.answering import Answer, answer_supplement, cite_again, needs_citations
 from apps.chat.events import RunEvents
+from apps.chat.history import conversation_history_for_prompt
 from apps.chat.models import AgentRun, Message
 from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, HistoryTurn, NumberedSource, standard_messages
-from apps.chat.selectors import conversation_history
 from apps.chat.standard import chat_run_standard
 from apps.chat.types import RunResult
 from apps.llm.factory import get_llm
@@ -32,12 +30,7 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
     question_message = run_question(run)
     question = str(question_message.content.get("text", ""))
     conversation = run.conversation
-    history = conversation_history(
-        conversation_id=conversation.pk,
-        before_message_id=question_message.pk,
-        max_tokens=settings.CHAT_HISTORY_MAX_TOKENS,
-        max_messages=settings.CHAT_HISTORY_MAX_MESSAGES,
-    )
+    history = conversation_history_for_prompt(conversation=conversation, before_message_id=question_message.pk)
     try:
         outcome = agent_loop_run(
             question=question,

@@ -125,11 +125,17 @@ class DriveApi:
         result = execute(self._files.create(body=body, fields="id", **_ALL_DRIVES), retry=self._retry)
         return str(result["id"])
 
-    def upload(self, name: str, content: IO[bytes], *, mime_type: str, parent_id: str) -> dict[str, Any]:
-        """A new file from ``content``: one multipart request (metadata and bytes), retried whole."""
-        body = {"name": name, "parents": [parent_id], "mimeType": mime_type}
+    def upload(
+        self, name: str, content: IO[bytes], *, mime_type: str, parent_id: str, file_id: str | None = None
+    ) -> dict[str, Any]:
+        """A new file from ``content`` under ``parent_id``, or new content for ``file_id``: one
+        multipart request (metadata and bytes), retried whole."""
         media = MediaIoBaseUpload(content, mimetype=mime_type, resumable=False)
-        request = self._files.create(body=body, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
+        if file_id is None:
+            body = {"name": name, "parents": [parent_id], "mimeType": mime_type}
+            request = self._files.create(body=body, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
+        else:
+            request = self._files.update(fileId=file_id, body={}, media_body=media, fields=FILE_FIELDS, **_ALL_DRIVES)
         result: dict[str, Any] = execute(request, retry=self._retry)
         return result
 

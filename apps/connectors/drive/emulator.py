@@ -70,8 +70,8 @@ class _Handler(BaseHTTPRequestHandler):
             path=unquote(url.path),
             params=params,
             body=body,
-            origin=origin,
             content_type=self.headers.get("Content-Type", ""),
+            origin=origin,
         )
         try:
             reply = handle(self.server.state, request)

@@ -8,15 +8,13 @@ emulator's api_endpoint is ``http://host:port/drive/v3/``.
 from __future__ import annotations
 
 import base64
-import email.policy
+import email.parser
 import hashlib
 import itertools
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.message import Message
-from email.parser import BytesParser
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -27,8 +25,8 @@ from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse
 from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
 
 API_PREFIX = "/drive/v3"
-# Media uploads go to the same paths under this prefix (the discovery document's mediaUpload).
-UPLOAD_PREFIX = "/upload"
+# Media uploads go to the same origin under this prefix (the client keeps its path, not its host).
+UPLOAD_PREFIX = "/upload/drive/v3"
 OAUTH_REFRESH_PATH = "/token"
 # The consent page: it consents at once and redirects back with a code for OAUTH_REFRESH_PATH.
 OAUTH_AUTHORIZE_PATH = "/o/oauth2/auth"
@@ -59,8 +57,8 @@ class Request:
     path: str
     params: dict[str, str]
     body: bytes = b""
-    origin: str = ""  # the emulator's own http://host:port (the issuer of its ID tokens)
     content_type: str = ""
+    origin: str = ""  # the emulator's own http://host:port (the issuer of its ID tokens)
 
 
 @dataclass
@@ -85,8 +83,12 @@ def _route(request: Request) -> tuple[str, str | None, _View]:
         return "oauth.token", None, _token
     if request.method == "GET" and request.path == OAUTH_AUTHORIZE_PATH:
         return "oauth.authorize", None, _authorize
-    if request.method == "POST" and request.path == f"{UPLOAD_PREFIX}{API_PREFIX}/files":
-        return "files.create", None, _upload_file
+    if request.path.startswith(UPLOAD_PREFIX):
+        path = request.path.removeprefix(UPLOAD_PREFIX)
+        for method, pattern, endpoint, view in _UPLOAD_ROUTES:
+            match = re.fullmatch(pattern, path)
+            if match and method == request.method:
+                return endpoint, match.groupdict().get("id"), view
     path = request.path.removeprefix(API_PREFIX)
     if path == request.path:
         raise ApiError(404, "notFound", f"No such endpoint: {request.path}")
@@ -217,33 +219,45 @@ def _create_file(state: DriveState, request: Request, _: str) -> Reply:
     return _json("files.create", request, state.resource(item))
 
 
-def _upload_file(state: DriveState, request: Request, _: str) -> Reply:
-    """files.create with content: ``uploadType=multipart`` (metadata part, then media part)."""
-    if request.params.get("uploadType") != "multipart":
-        raise bad_request("The emulator takes uploadType=multipart uploads only.")
-    message = BytesParser(policy=email.policy.HTTP).parsebytes(
-        f"Content-Type: {request.content_type}\r\n\r\n".encode() + request.body
-    )
-    parts = list(message.iter_parts()) if message.is_multipart() else []
+def _upload_parts(request: Request) -> tuple[dict[str, Any], bytes]:
+    """(metadata, content) of a media upload: ``media`` is the bytes alone, ``multipart`` a
+    multipart/related body with the JSON metadata first and the bytes second."""
+    kind = request.params.get("uploadType")
+    if kind == "media":
+        return {}, request.body
+    if kind != "multipart":
+        raise bad_request(f"Unsupported uploadType: {kind!r}.", reason="badContent")
+    header = f"Content-Type: {request.content_type}\r\n\r\n".encode()
+    message = email.parser.BytesParser().parsebytes(header + request.body)
+    parts: list[bytes] = []
+    for part in message.walk():
+        payload = None if part.is_multipart() else part.get_payload(decode=True)
+        if isinstance(payload, bytes):
+            parts.append(payload)
     if len(parts) != 2:
-        raise bad_request("A multipart upload has a metadata part and a media part.")
-    metadata = _body(Request(method="POST", path="", params={}, body=_part_bytes(parts[0])))
+        raise bad_request("A multipart upload has a metadata part and a media part.", reason="badContent")
+    metadata, content = json.loads(parts[0] or b"{}"), parts[1]
+    if not isinstance(metadata, dict):
+        raise bad_request("Invalid multipart upload.", reason="badContent")
+    return metadata, content
+
+
+def _upload_create(state: DriveState, request: Request, _: str) -> Reply:
+    metadata, content = _upload_parts(request)
     parents = metadata.get("parents") or [DriveState.MY_DRIVE_ID]
     if not isinstance(metadata.get("name"), str) or len(parents) != 1:
         raise bad_request("A file needs a name and exactly one parent.")
     state.item(parents[0], all_drives=_flag(request, "supportsAllDrives"))
-    file_id = state.add_file(
-        metadata["name"],
-        _part_bytes(parts[1]),
-        parent_id=parents[0],
-        mime_type=metadata.get("mimeType") or parts[1].get_content_type(),
-    )
+    mime_type = metadata.get("mimeType") or "application/octet-stream"
+    file_id = state.add_file(metadata["name"], content, parent_id=parents[0], mime_type=mime_type)
     return _json("files.create", request, state.resource(state.item(file_id, all_drives=True)))
 
 
-def _part_bytes(part: Message) -> bytes:
-    payload = part.get_payload(decode=True)
-    return payload if isinstance(payload, bytes) else b""
+def _upload_update(state: DriveState, request: Request, file_id: str) -> Reply:
+    state.item(file_id, all_drives=_flag(request, "supportsAllDrives"))
+    _, content = _upload_parts(request)
+    state.edit(file_id, content)
+    return _json("files.update", request, state.resource(state.item(file_id, all_drives=True)))
 
 
 def _list_permissions(state: DriveState, request: Request, file_id: str) -> Reply:
@@ -345,4 +359,8 @@ _ROUTES: list[tuple[str, str, str, _View]] = [
     ("GET", r"/changes/startPageToken", "changes.getStartPageToken", _start_page_token),
     ("GET", r"/changes", "changes.list", _list_changes),
     ("GET", r"/drives", "drives.list", _list_drives),
+]
+_UPLOAD_ROUTES: list[tuple[str, str, str, _View]] = [
+    ("POST", r"/files", "files.create", _upload_create),
+    ("PATCH", r"/files/(?P<id>[^/]+)", "files.update", _upload_update),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import mimetypes
 import tempfile
 from collections.abc import Callable, Iterator
@@ -168,6 +169,26 @@ class DriveSource:
         entry = EntryBuilder(self._api, []).build(created, f"{'/'.join(folder_names)}/{free}")
         if entry is None:
             raise SourceError(f"{name} was uploaded but cannot be indexed.")
+        return entry
+
+    def overwrite(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
+        """New content for the file at `path`, or a new file there (folders made like ``mkdir -p``)."""
+        *folder_names, name = _split_path(path)
+        drive_id = self._root().get("driveId")
+        parent_id = self._ensure_folders(folder_names, drive_id=drive_id)
+        existing = next(self._api.children([parent_id], drive_id=drive_id, name=name), None)
+        if existing is not None and existing["mimeType"] in mimes.EXPORT_FORMATS:
+            raise SourceError(f"{path} is a Google Docs Editors file; change it in Drive.")
+        written = self._api.upload(
+            name,
+            io.BytesIO(data),
+            mime_type=mime_type,
+            parent_id=parent_id,
+            file_id=existing["id"] if existing is not None else None,
+        )
+        entry = EntryBuilder(self._api, []).build(written, path)
+        if entry is None:
+            raise SourceError(f"{path} was written but cannot be indexed.")
         return entry
 
     def readers(self) -> Callable[[str], bool]:

@@ -1,10 +1,12 @@
 // The inbox: the assistant's conversation, file cards with suggestions (accept, keep, or choose
 // another folder), moves with Undo, and a message box to the assistant whose steps stream as on
-// the chat page. New suggestions and moves arrive live from the folders' event streams.
+// the chat page. New suggestions, moves, guideline proposals and unsuggested inbox files arrive
+// live on the inbox's one event stream, for every folder however many.
 import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
-import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
+import { closeOnLeave } from "./folder-stream.js";
+import { guidelineCard } from "./guideline-card.js";
 import {
   bulkAcceptControl,
   clarificationItem,
@@ -13,6 +15,8 @@ import {
   resultItem,
   setUpChooser,
 } from "./inbox-cards.js";
+import { unsuggestedCard } from "./inbox-files.js";
+import { followInbox } from "./inbox-stream.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { setRelativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
@@ -26,7 +30,7 @@ const folderSelect = document.getElementById("inbox-folder");
 const messageBox = document.getElementById("inbox-message");
 const send = document.getElementById("inbox-send");
 const setRunStatus = statusSetter(document.getElementById("inbox-run-status"));
-const shown = { messages: new Set(), suggestions: new Set(), moves: new Set() };
+const shown = { messages: new Set(), suggestions: new Set(), moves: new Set(), proposals: new Set(), files: new Set() };
 const streams = [];
 const undone = new Set(); // moves already undone: their messages offer no Undo
 
@@ -50,13 +54,15 @@ async function load() {
   let conversations;
   let suggestions;
   let folders;
+  let waiting;
   try {
     let moves;
-    [conversations, suggestions, folders, moves] = await Promise.all([
+    [conversations, suggestions, folders, moves, waiting] = await Promise.all([
       listOrNothing("/api/inbox/conversations"),
       listOrNothing("/api/inbox/suggestions?status=pending"),
       api("/api/folders?limit=200").then(results),
       listOrNothing("/api/inbox/moves?limit=500"),
+      listOrNothing("/api/inbox/files/waiting"),
     ]);
     for (const move of moves.items) if (move.undone_at) undone.add(move.id);
   } catch (error) {
@@ -74,10 +80,10 @@ async function load() {
     ),
     ...suggestions.items.map((suggestion) => ({ at: suggestion.created_at, node: suggestionCard(suggestion) })),
   ].sort((a, b) => new Date(a.at) - new Date(b.at));
-  feed.replaceChildren(...entries.map((entry) => entry.node));
+  feed.replaceChildren(...entries.map((entry) => entry.node), ...waiting.items.map(waitingCard));
   feed.before(bulkAcceptControl(feed));
   showEmptyState(conversations.available || suggestions.available);
-  for (const folder of folders.slice(0, MAX_FOLDER_STREAMS)) streams.push(follow(folder.id));
+  if (folders.length) streams.push(follow());
 }
 
 function showEmptyState(available) {
@@ -94,9 +100,18 @@ function setUpFolders(folders, conversations) {
   form.hidden = !folders.length;
 }
 
-function follow(folderId) {
-  return followFolder(folderId, {
-    suggestion: (data) => addSuggestion(data.suggestion_id),
+function follow() {
+  return followInbox({
+    suggestion: (data) => {
+      feed.querySelector(`[data-unsuggested="${data.file_id}"]`)?.remove();
+      addSuggestion(data.suggestion_id);
+    },
+    inbox_file: (data) => {
+      if (!shown.files.has(data.file_id)) appendLive(waitingCard(data));
+    },
+    guideline_proposal: (data) => {
+      if (!shown.proposals.has(data.message_id)) appendLive(proposalItem(data));
+    },
     // A sync saw files move: cards of suggestions no longer pending go.
     sync: (data) => (data.moved || data.deleted) && pruneSuggestions(feed),
     file_moved: (data) => {
@@ -140,8 +155,20 @@ function appendLive(node) {
   status.textContent = "";
 }
 
+function waitingCard(file) {
+  shown.files.add(file.id ?? file.file_id);
+  return unsuggestedCard(file, { onSuggested: (suggestion) => appendLive(suggestionCard(suggestion)) });
+}
+
+function proposalItem(proposal, text) {
+  shown.proposals.add(proposal.message_id);
+  return guidelineCard(proposal, { text });
+}
+
 function messageItem(message) {
   shown.messages.add(message.id);
+  const proposal = message.metadata?.guideline_proposal;
+  if (proposal) return proposalItem({ ...proposal, message_id: message.id }, message.content?.text?.split("\n\n")[0]);
   if (message.type === "search_result") return resultItem(message, { ask });
   if (message.type === "clarification") return clarificationItem(message, { ask });
   const moveId = message.content?.moveId;
@@ -163,6 +190,10 @@ function messageItem(message) {
   renderAnswer(field(item, "text"), message.text ?? message.content?.text ?? "", {
     citations: message.citations ?? message.content?.citations ?? [],
   });
+  if (message.type === "summary") {
+    const paths = (message.content?.sources ?? []).map((source) => source.path).join(", ");
+    field(item, "text").append(h("p", { class: "muted summary-sources" }, `Summarised from ${paths}`));
+  }
   setTime(field(item, "time"), message.created_at);
   return item;
 }
