@@ -28,11 +28,15 @@ class QueueMetricsOutputSerializer(serializers.Serializer):
     queues = QueueOutputSerializer(many=True)
 
 
+class StaffOnly(IsAdminUser):
+    message = "Only staff may see the queues: they hold every user's work."
+
+
 class QueueMetricsApi(APIView):
     """Every queue's depth, the age of its oldest waiting task and the live workers consuming it
     (they answer within a second). Staff only: the queues mix every user's work."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [StaffOnly]
 
     @extend_schema(responses={200: QueueMetricsOutputSerializer})
     def get(self, request: Request) -> Response:

@@ -59,7 +59,7 @@ def test_queue_metrics_are_for_staff_only(user, empty_queues):
     client.force_authenticate(user=user)
     response = client.get("/api/metrics/queues")
     assert response.status_code == 403
-    assert response.json()["detail"] == "You do not have permission to perform this action."
+    assert response.json()["detail"] == "Only staff may see the queues: they hold every user's work."
 
 
 def test_the_admin_index_links_the_queues_page_which_shows_each_queue(client, django_user_model, user, empty_queues):

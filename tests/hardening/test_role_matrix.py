@@ -4,7 +4,8 @@ method has an expected row below, so a new route without one fails the suite.
 Rules: `user` is not about one folder (any signed-in person gets through, seeing only their own);
 `view` / `edit` / `manage` is the least folder role allowed (below it: 403 with a message);
 `author` is private to whoever made it (a member gets the same 404 as a stranger);
-`editors` is an object only editors and the owner see (a viewer gets 404)."""
+`editors` is an object only editors and the owner see (a viewer gets 404);
+`staff` is for the site's staff alone (any member gets 403)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.hardening.test_access_matrix import PUBLIC, ROUTES, _call, _client, _
 
 pytestmark = pytest.mark.django_db
 
-USER, VIEW, EDIT, MANAGE, AUTHOR, EDITORS = "user", "view", "edit", "manage", "author", "editors"
+USER, VIEW, EDIT, MANAGE, AUTHOR, EDITORS, STAFF = "user", "view", "edit", "manage", "author", "editors", "staff"
 
 RULES: dict[str, dict[str, str]] = {
     "agent-metrics": {"get": USER},
@@ -57,14 +58,17 @@ RULES: dict[str, dict[str, str]] = {
     # folder_id is in the (multipart) body: tests/inbox/test_upload.py checks each role's answer.
     "inbox-files": {"post": USER},
     "inbox-files-unsuggested": {"get": USER},
+    "inbox-folder-tree": {"get": EDIT},
     "inbox-guideline-proposal-respond": {"post": EDIT},
     "inbox-move-undo": {"post": EDITORS},
     "inbox-moves": {"get": USER},
     "inbox-organize": {"post": USER},
     "inbox-suggestion-respond": {"post": EDITORS},
     "inbox-suggestions": {"get": USER},
+    "inbox-suggestions-accept-all": {"post": USER},
     "invitation-accept": {"post": USER},
     "organization-settings": {"get": USER, "put": USER},
+    "queue-metrics": {"get": STAFF},
     "message-feedback": {"post": AUTHOR},
     "answer-continue": {"post": AUTHOR},
     "run-cancel": {"post": AUTHOR},
@@ -90,7 +94,7 @@ def _expected(rule: str, role: str) -> str:
         return "through" if role == "editor" else "403"
     if rule == EDITORS:
         return "through" if role == "editor" else "404"
-    if rule == MANAGE:
+    if rule in (MANAGE, STAFF):
         return "403"
     return "404"  # AUTHOR
 

@@ -29,7 +29,9 @@ def home(tmp_path: Path, user) -> Folder:
 def queued(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     """File id groups sent to index_files (the upload does not wait for a sync)."""
     sent: list[list[int]] = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id: sent.append(args[0]))
+    monkeypatch.setattr(
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args[0])
+    )
     monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda file_id: None)
     return sent
 

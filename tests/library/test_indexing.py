@@ -370,7 +370,7 @@ def test_files_left_indexing_by_a_lost_task_are_queued_again_once(
     write(root, "b.txt", "beta words")
     sent: list[tuple[str, list[int]]] = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id: sent.append((task_id, args[0]))
+        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((task_id, args[0]))
     )
     folder_index(folder_id=folder.pk)
     a, b = File.objects.filter(folder=folder).order_by("path")
