@@ -49,14 +49,14 @@ BM25_B = 0.75
 KEYWORD_FUSION_MIN_SHARE = 0.4
 # Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
 # relevant, and the weight of distance to their centroid next to distance to the question.
-# At RRF k 60, nDCG@10 against plain RRF of the two legs with the weight at 1 / 2: Cranfield
-# +0.008 / +0.012, CACM +0.021 / +0.017 (bench/search_quality.py): the same within the bootstrap
-# intervals, and 1 drifts less from the question where the best rows are wrong. Two rows, not
-# three: a question after one page (Debian's man pages, one relevant page of several chunks)
-# drifts less, 0.689 -> 0.701. The feedback rows' lexemes are not added to the question: +0.006
-# on Cranfield, -0.030 on CACM (whose abstracts' rare words are author names).
+# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.416 / 0.414 / 0.400, CACM 0.571 / 0.568 /
+# 0.556 (bench/search_quality.py, 256 tokens, SEARCH_RRF_K 20). Two rows, not three: a question
+# after one page (Debian's man pages, one relevant page of several chunks) drifts less, 0.689 ->
+# 0.701, while Cranfield, CACM and their titles-only variants move by 0.001 at most. The feedback
+# rows' lexemes are not added to the question: +0.006 on Cranfield, -0.030 on CACM (whose
+# abstracts' rare words are author names).
 FEEDBACK_ROWS = 2
-FEEDBACK_VECTOR_WEIGHT = 1.0
+FEEDBACK_VECTOR_WEIGHT = 2.0
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
 

@@ -82,12 +82,6 @@ def test_one_side_scores_follow_the_rrf_formula(corpus, mode):
         assert hit.score == pytest.approx(expected)
 
 
-def test_fusion_constant_defaults_to_plain_rrfs_60(corpus):
-    # Issue 31: 20 was tuned on the collections it was judged on and lost elsewhere.
-    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=5, mode=SearchMode.VECTOR)
-    assert [hit.score for hit in hits] == pytest.approx([1 / (60 + rank) for rank in range(1, 6)])
-
-
 def _rrf_terms(weight: float, rrf_k: int, ranks: int) -> list[float]:
     return [0.0] + [weight / (rrf_k + rank) for rank in range(1, ranks + 1)]
 
