@@ -90,11 +90,11 @@ german-docs:
 # --- end German text ---
 
 # --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
-BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db
+BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db bible-kjv
 
 bench-docs:
-	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ] && [ -f /usr/share/man/man3/printf.3.gz ]; then exit 0; fi; \
-	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py and search_quality.py use Debian's manuals)
+	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ] && [ -f /usr/share/man/man3/printf.3.gz ] && [ -x /usr/bin/bible ]; then exit 0; fi; \
+	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py and search_quality.py use Debian's manuals and its King James Bible)
 # --- end real-folder bench ---
 
 lint: install

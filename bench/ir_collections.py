@@ -258,12 +258,46 @@ def manpages() -> Collection:
     return Collection("manpages", documents, queries, {n: summarised[queries[n].lower()] for n in queries})
 
 
+KJV_QUESTIONS = Path(__file__).parent / "ir_data" / "kjv_questions.tsv"
+_CHAPTER = re.compile(r"^((?:[1-3] )?[A-Z][a-z]+(?: of [A-Z][a-z]+)?) (\d+)$", flags=re.M)
+
+
+def kjv() -> Collection:
+    """Long natural-language questions over non-technical prose: the King James Bible as Debian's
+    ``bible-kjv`` prints it (``make bench-docs``), one document a chapter (1,189), and the 60
+    questions of ``ir_data/kjv_questions.tsv`` (modern English, written from memory of the stories,
+    not from the text), each judged against the chapters that tell its story. Unlike the other
+    collections, question and text seldom share their words (1611 English: "unto", "thee", "spake").
+    """
+    try:
+        printed = subprocess.run(["bible", "gen1:1-rev22:21"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        raise ValueError(f"no bible program: install Debian's bible-kjv (make bench-docs); {error}") from None
+    headers = list(_CHAPTER.finditer(printed))
+    numbers = {f"{h.group(1)} {h.group(2)}": number for number, h in enumerate(headers, start=1)}
+    documents = {}
+    for number, (header, following) in enumerate(zip(headers, [*headers[1:], None], strict=True), start=1):
+        verses = printed[header.end() : following.start() if following else len(printed)]
+        # A verse per line: "  3 And God said, ..." starts one, an indented line without a number goes on.
+        text = re.sub(r"\n(?!\s*\d+ )\s*", " ", verses.strip())
+        documents[number] = header.group(0) + "\n\n" + re.sub(r"^\s*\d+ ", "", text, flags=re.M)
+    queries: dict[int, str] = {}
+    judged: dict[int, dict[int, int]] = {}
+    for line in KJV_QUESTIONS.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            number, chapters, question = line.split("\t")
+            queries[int(number)] = question
+            judged[int(number)] = {numbers[chapter]: 1 for chapter in chapters.split(";")}
+    return Collection("kjv", documents, queries, judged)
+
+
 COLLECTIONS: dict[str, Callable[[], Collection]] = {
     "cranfield": cranfield,
     "cacm": cacm,
     "cranfield-titles": titles_only(cranfield),
     "cacm-titles": titles_only(cacm),
     "manpages": manpages,
+    "kjv": kjv,
 }
 # Every other collection in the data directory, by its directory's name.
 COLLECTIONS.update(

@@ -1,7 +1,8 @@
 """Search quality on public IR collections, next to bm25s and plain RRF computed in the same run.
 
-Per collection (``bench/ir_collections.py``: Cranfield, CACM from ``../shared/data``, and each
-one's titles-only variant: the same requests and judgements over documents of a few words; any
+Per collection (``bench/ir_collections.py``: Cranfield, CACM and CISI from ``../shared/data``;
+Cranfield's and CACM's titles-only variants, the same requests and judgements over documents of
+a few words; Debian's man pages; the King James Bible with long questions in modern English; any
 other SMART or BEIR collection in ``../shared/data`` or named by its path), the
 documents are written out as text files and indexed as a local folder through the real pipeline
 (``apps.library.indexing.folder_index``: parse, token-aware chunking, MiniLM embeddings, COPY,
@@ -19,10 +20,13 @@ Beside them, on the same document texts in the same run:
 - ``rrf(keyword,vector)``: the same of the library's own two legs.
 
 nDCG@10 uses exponential gain 2^g - 1 (graded Cranfield judgements; CACM is binary), recall@100;
-means over the queries that have judgements. Targets (issue 17): keyword within 0.01 of bm25s and
-hybrid >= rrf(bm25s,vector) + 0.01 on every collection. Each gap is printed with a 95% paired
-bootstrap interval over the queries (the same resampled queries for both rankings), which says
-whether a collection of a few dozen queries can tell the two rankings apart at all.
+means over the queries that have judgements. Targets (issue 31): keyword within 0.01 of bm25s on
+every collection; hybrid >= rrf(keyword,vector) - 0.005 on every collection and >= + 0.005 on
+the mean over the collections (the fusion must earn its extra work and lose nowhere). Each gap
+is printed with a 95% paired bootstrap interval over the queries (the same resampled queries for
+both rankings), which says whether a collection of a few dozen queries can tell the two rankings
+apart at all. ``kjv`` (``ir_collections.kjv``) is the one collection of long natural-language
+questions over non-technical prose.
 
     .venv/bin/python bench/search_quality.py [--collections cranfield cacm path/to/cisi] [--chunk-tokens 256]
         [--reindex]
@@ -192,9 +196,13 @@ def ndcg_gap(better: Figures, worse: Figures) -> Gap:
 
 
 def evaluate(collection: Collection, folder_id: int, embedder: CachedEmbedder) -> dict[str, Figures]:
+    from django.conf import settings
+
     from apps.search import selectors
 
     selectors.K_MAX = TOP_FOR_RECALL  # recall@100 needs 100 documents, i.e. more than 100 chunks
+    # CISI's longest requests exceed the API's limit (a 400 there); the ranking is measured all the same.
+    settings.SEARCH_MAX_QUERY_CHARS = max(settings.SEARCH_MAX_QUERY_CHARS, *map(len, collection.queries.values()))
     numbers = collection.scored_queries()
     vectors = embedder.embed_documents([collection.queries[n] for n in numbers])  # search times exclude the model
     embedder.save()
@@ -255,19 +263,48 @@ def main() -> None:
             folder_id = indexed_folder(collection, chunk_tokens, embedder, reindex=args.reindex)
             figures = evaluate(collection, folder_id, embedder)
             summary.append((collection.name, chunk_tokens, figures))
-    print("\nnDCG@10 against the targets (keyword - bm25s >= -0.01; hybrid - rrf(bm25s,vector) >= +0.01)")
+    print_summary(summary)
+
+
+def print_summary(summary: list[tuple[str, int, dict[str, Figures]]]) -> None:
+    """Every collection's nDCG@10 side by side, then the gaps the targets are about."""
+    names = ["keyword", "bm25s", "vector", "hybrid", "rrf(keyword,vector)", "rrf(bm25s,vector)"]
+    print("\nnDCG@10 (rrf: plain RRF, k 60, top 50 of each ranking)")
+    print(f"  {'collection':<24}" + "".join(f"{name:>20}" for name in names))
+    for name, chunk_tokens, figures in summary:
+        print(f"  {name + '/' + str(chunk_tokens):<24}" + "".join(f"{figures[n].ndcg:>20.3f}" for n in names))
+    print(
+        "\nGaps against the targets: keyword - bm25s >= -0.01; hybrid - rrf(keyword,vector) >= -0.005 on each"
+        " collection and >= +0.005 on their mean (hybrid - rrf(bm25s,vector) for reference)"
+    )
     print("  gap [95% paired bootstrap interval over the queries]")
-    print(f"  {'collection':<20} {'keyword-bm25s':>24} {'hybrid-rrf':>24} {'hybrid-rrf(own)':>16}")
-    gaps = []
+    print(f"  {'collection':<24} {'keyword-bm25s':>24} {'hybrid-rrf(own)':>24} {'hybrid-rrf(bm25s)':>24}")
+    own_gaps = []
     for name, chunk_tokens, figures in summary:
         keyword = ndcg_gap(figures["keyword"], figures["bm25s"])
+        own = ndcg_gap(figures["hybrid"], figures["rrf(keyword,vector)"])
         hybrid = ndcg_gap(figures["hybrid"], figures["rrf(bm25s,vector)"])
-        own_gap = figures["hybrid"].ndcg - figures["rrf(keyword,vector)"].ndcg
-        print(f"  {name + '/' + str(chunk_tokens):<20} {keyword!s:>24} {hybrid!s:>24} {own_gap:>+16.3f}")
-        gaps.append((keyword.mean, hybrid.mean, own_gap))
-    if len(gaps) > 1:
-        columns = list(zip(*gaps, strict=True))
-        print("  spread (min .. max): " + ", ".join(f"{min(c):+.3f} .. {max(c):+.3f}" for c in columns))
+        flags = ("" if keyword.mean >= -0.01 else " keyword MISSED") + ("" if own.mean >= -0.005 else " hybrid MISSED")
+        print(f"  {name + '/' + str(chunk_tokens):<24} {keyword!s:>24} {own!s:>24} {hybrid!s:>24}{flags}")
+        own_gaps.append((figures["hybrid"], figures["rrf(keyword,vector)"]))
+    if len(own_gaps) > 1:
+        mean = mean_gap(own_gaps)
+        verdict = "met" if mean.mean >= 0.005 else "MISSED"
+        print(f"  mean over {len(own_gaps)} collections, hybrid - rrf(own): {mean} (target >= +0.005: {verdict})")
+
+
+def mean_gap(pairs: list[tuple[Figures, Figures]]) -> Gap:
+    """The mean over collections of each one's mean gap; the interval resamples each collection's
+    queries on its own (collections weigh the same, whatever their number of queries)."""
+    rng = np.random.default_rng(0)
+    means = np.zeros(BOOTSTRAP_SAMPLES)
+    for better, worse in pairs:
+        differences = better.ndcg_per_query - worse.ndcg_per_query
+        samples = rng.integers(0, len(differences), (BOOTSTRAP_SAMPLES, len(differences)))
+        means += differences[samples].mean(axis=1) / len(pairs)
+    low, high = np.percentile(means, [2.5, 97.5])
+    mean = statistics.mean(float((b.ndcg_per_query - w.ndcg_per_query).mean()) for b, w in pairs)
+    return Gap(mean, float(low), float(high))
 
 
 if __name__ == "__main__":
