@@ -27,7 +27,7 @@ def suggestion_event(folder: Folder, n: int) -> str:
     )
 
 
-def read(server, user, *, until: int, headers=None, connected=None) -> list[Received]:
+def read(server, user, *, until: int, headers=None, connected=None, first=None) -> list[Received]:
     token = Token.objects.get_or_create(user=user)[0].key
     received: list[Received] = []
     headers = {"Authorization": f"Token {token}", **(headers or {})}
@@ -38,6 +38,8 @@ def read(server, user, *, until: int, headers=None, connected=None) -> list[Rece
         for item in parse_sse(response.iter_lines()):
             if item.type != "comment":
                 received.append(item)
+                if first is not None:
+                    first.set()
             if len(received) == until:
                 break
     return received
@@ -79,12 +81,14 @@ def test_nothing_to_follow_is_404_and_nobody_sees_anothers_folders(asgi_server, 
 def test_a_viewer_gets_nothing_and_a_revoked_editor_stops_receiving(asgi_server, user, other_user) -> None:
     shared, own = folder_of(user, "shared"), folder_of(other_user, "own")
     membership = FolderMembership.objects.create(folder=shared, user=other_user, role=FolderRole.EDITOR)
-    connected = threading.Event()
+    connected, first = threading.Event(), threading.Event()
 
     with ThreadPoolExecutor(1) as pool:
-        future = pool.submit(read, asgi_server, other_user, until=2, connected=connected)
+        future = pool.submit(read, asgi_server, other_user, until=2, connected=connected, first=first)
         assert connected.wait(10)
         suggestion_event(shared, 1)
+        # Each event is checked against the role when it is sent: revoke only once the first is out.
+        assert first.wait(10)
         membership.delete()  # revoked while the stream is open
         suggestion_event(shared, 2)
         suggestion_event(own, 3)
