@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from apps.chat.models import FINISHED_RUN_STATUSES, AgentRun, RunStatus
 from apps.core.events import TERMINAL_TYPES, run_channel
-from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error, unsaved_event
+from apps.core.sse import sse_response, sse_stream, stream_reader_or_error, unsaved_event
 
 # A finished run whose log is gone (expired, or Redis lost it) gets one synthesized terminal event;
 # the grace period keeps that from racing the real one, published just after the database commit.
@@ -20,12 +20,10 @@ _TERMINAL_GRACE = dt.timedelta(seconds=5)
 
 @require_GET
 async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponseBase:
-    user = await stream_user_or_error(request)
-    if isinstance(user, JsonResponse):
-        return user
-    after_id = resume_id_or_error(request)
-    if isinstance(after_id, JsonResponse):
-        return after_id
+    reader = await stream_reader_or_error(request)
+    if isinstance(reader, JsonResponse):
+        return reader
+    user, after_id = reader
     if not await AgentRun.objects.filter(pk=run_id, owner_id=user.pk).aexists():
         return JsonResponse({"detail": "Run not found."}, status=404)
     return event_stream_response(run_id=run_id, after_id=after_id)

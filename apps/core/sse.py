@@ -44,23 +44,19 @@ async def request_user(request: HttpRequest) -> AbstractBaseUser | None:
     return session_user if session_user.is_authenticated and isinstance(session_user, AbstractBaseUser) else None
 
 
-async def stream_user_or_error(request: HttpRequest) -> AbstractBaseUser | JsonResponse:
-    """The authenticated user, or the 401 a stream view answers instead."""
+async def stream_reader_or_error(request: HttpRequest) -> tuple[AbstractBaseUser, str] | JsonResponse:
+    """Who reads a stream and where they resume (the Last-Event-ID header, or ?last_event_id=;
+    "0" for the whole log), or the 401/400 a stream view answers instead."""
     try:
         user = await request_user(request)
     except AuthenticationFailed as exc:
         return JsonResponse({"detail": str(exc.detail)}, status=401)
     if user is None:
         return JsonResponse({"detail": "Authentication credentials were not provided."}, status=401)
-    return user
-
-
-def resume_id_or_error(request: HttpRequest) -> str | JsonResponse:
-    """Where to resume: the Last-Event-ID header (or ?last_event_id=), "0" for the whole log."""
     after_id = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id") or "0"
     if after_id != "0" and not is_valid_event_id(after_id):
         return JsonResponse({"detail": "Malformed Last-Event-ID: expected an id like 1700000000000-0."}, status=400)
-    return after_id
+    return user, after_id
 
 
 async def sse_stream(

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.views.decorators.http import require_GET
 
 from apps.core.events import Event, inbox_channel
-from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
+from apps.core.sse import sse_response, sse_stream, stream_reader_or_error
 from apps.library.access import FolderAction, folder_ids_allowed, folder_user_ids_allowed
 from apps.organize.decisions import PROPOSAL_EVENT
 from apps.organize.services import INBOX_FILE_EVENT
@@ -43,12 +43,10 @@ def inbox_event_copies(channel: str, type: str, data: dict[str, Any]) -> list[tu
 
 @require_GET
 async def inbox_events(request: HttpRequest) -> HttpResponseBase:
-    user = await stream_user_or_error(request)
-    if isinstance(user, JsonResponse):
-        return user
-    after_id = resume_id_or_error(request)
-    if isinstance(after_id, JsonResponse):
-        return after_id
+    reader = await stream_reader_or_error(request)
+    if isinstance(reader, JsonResponse):
+        return reader
+    user, after_id = reader
     if not await folder_ids_allowed(user=user, action=FolderAction.EDIT).aexists():
         return JsonResponse({"detail": "You have no folder whose inbox you can organize."}, status=404)
     return sse_response(

@@ -9,19 +9,17 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.views.decorators.http import require_GET
 
 from apps.core.events import folder_channel
-from apps.core.sse import resume_id_or_error, sse_response, sse_stream, stream_user_or_error
+from apps.core.sse import sse_response, sse_stream, stream_reader_or_error
 from apps.library.access import afolder_access
 from apps.library.progress import MEMBERS_EVENT
 
 
 @require_GET
 async def folder_events(request: HttpRequest, folder_id: int) -> HttpResponseBase:
-    user = await stream_user_or_error(request)
-    if isinstance(user, JsonResponse):
-        return user
-    after_id = resume_id_or_error(request)
-    if isinstance(after_id, JsonResponse):
-        return after_id
+    reader = await stream_reader_or_error(request)
+    if isinstance(reader, JsonResponse):
+        return reader
+    user, after_id = reader
     if not await afolder_access(user=user, folder_id=folder_id):
         return JsonResponse({"detail": "Folder not found."}, status=404)
     return sse_response(
