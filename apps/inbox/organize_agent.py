@@ -28,8 +28,8 @@ from apps.chat.agent.registry import (
     pydantic_tool,
 )
 from apps.chat.events import RunEvents
+from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.chat.prompts import HistoryTurn
-from apps.chat.services import inbox_conversation_current
 from apps.core.api import ApplicationError
 from apps.inbox.offline import OfflineOrganizePlanner
 from apps.inbox.query_agent import FileRefInput

@@ -25,10 +25,10 @@ from apps.chat.agent.registry import ToolContext
 from apps.chat.agent.runner import outcome_result, run_question, standard_fallback
 from apps.chat.events import RunEvents
 from apps.chat.history import conversation_history_for_prompt
+from apps.chat.inbox_conversations import inbox_message_add
 from apps.chat.messages import message_payload
 from apps.chat.models import AgentRun, Conversation, Message, MessageType
 from apps.chat.prompts import HistoryTurn
-from apps.chat.services import inbox_message_add
 from apps.chat.types import RunResult
 from apps.core.api import ApplicationError
 from apps.inbox.meant import paths_meant, target_of

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import AgentRun, Conversation, ConversationStatus, MessageRole, MessageType, RunMode
-from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ConflictError
 from apps.library.models import Folder
 

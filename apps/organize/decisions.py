@@ -18,8 +18,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import Conversation, ConversationKind, Message, MessageType
-from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
 from apps.core.events import folder_channel, publish_event

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.db import transaction
 
+from apps.chat.inbox_conversations import inbox_message_add
 from apps.chat.models import ConversationKind, Message, MessageType
-from apps.chat.services import inbox_message_add
 from apps.core.api import ConflictError
 from apps.library.models import Folder
 from apps.organize.decisions import NotFoundError

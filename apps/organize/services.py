@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import Conversation, MessageType
-from apps.chat.services import inbox_conversation_current, inbox_message_add
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import File, FileStatus, Folder

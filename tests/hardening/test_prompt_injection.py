@@ -228,7 +228,8 @@ def test_the_inbox_agents_cannot_reach_another_users_file_by_path_or_id(planted,
     """The same orders through the inbox: the query agent reads by path too, hands off to the
     organize agent, and replies with file cards; each of those resolves within the folder only."""
     settings.AGENT_MAX_ITERATIONS = 4  # search, obey, a refused reply, the reply
-    from apps.chat.services import inbox_conversation_current, run_execute
+    from apps.chat.inbox_conversations import inbox_conversation_current
+    from apps.chat.services import run_execute
     from apps.inbox.services import inbox_message_post
 
     def obey(request: LLMRequest) -> LLMResponse:

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
+from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.chat.models import Message
-from apps.chat.services import inbox_conversation_current, run_execute
+from apps.chat.services import run_execute
 from apps.inbox.services import inbox_message_post
 from tests.support.llm_wire_stub import StubToolCall
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from apps.chat.agent.registry import ToolContext
-from apps.chat.services import inbox_conversation_current
+from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.inbox.organize_agent import BATCH_SIZE, organize_tools
 from apps.inbox.state import InboxRunState
 from apps.library.indexing import folder_index

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.chat.models import Message
-from apps.chat.services import inbox_conversation_current, run_execute
+from apps.chat.services import run_execute
 from apps.inbox.services import inbox_message_post
 
 # Files of the sample folder's inbox.
