@@ -277,6 +277,7 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
     from apps.library.models import Chunk, File, IndexingJob, JobKind
 
     files = list(File.objects.filter(folder_id=folder_id).values("path", "status", "error", "chunk_count"))
+    sizes = dict(File.objects.filter(folder_id=folder_id).values_list("path", "size"))
     by_status = collections.Counter(file["status"] for file in files)
     chunks = Chunk.objects.filter(folder_id=folder_id).count()
     per_suffix = Chunk.objects.filter(folder_id=folder_id).values("file__path").annotate(count=Count("id")).order_by()
@@ -300,6 +301,21 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
         print(f"  {file['path']}: {file['error'][:200]}")
     share = 100 * code_chunks / max(1, chunks)
     print(f"chunks from JavaScript/CSS/JSON/maps/fonts: {code_chunks} of {chunks} ({share:.2f}%)")
+    code_files = sorted(
+        (row for row in per_suffix if row["file__path"].lower().endswith(JUNK_SUFFIXES)), key=lambda row: -row["count"]
+    )
+    for row in code_files[:10]:
+        print(f"  {row['count']:5d} chunks  {row['file__path']}")
+    longest = sorted(
+        (file for file in files if file["path"].lower().endswith((".html", ".htm", ".pdf", ".txt"))),
+        key=lambda file: -sizes.get(file["path"], 0),
+    )
+    print("longest documents (the issue: a long one is indexed, not skipped):")
+    for file in longest[:3]:
+        print(
+            f"  {sizes.get(file['path'], 0) / 1e3:8.0f} kB  {file['status']:8s} {file['chunk_count']:5d} chunks"
+            f"  {file['path']}  {file['error'][:120]}"
+        )
     slowest = (
         IndexingJob.objects.filter(folder_id=folder_id, kind=JobKind.INDEX_FILE, finished_at__isnull=False)
         .annotate(took=F("finished_at") - F("started_at"))
