@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: german-docs install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
+.PHONY: german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,7 +48,7 @@ run: migrate ocr
 	@echo ""
 	$(BIN)/honcho start -f Procfile
 
-test: services browser ocr german-docs
+test: services browser ocr german-docs sphinx-js
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
@@ -88,6 +88,12 @@ german-docs:
 	@if [ -f /usr/share/man/de/man1/mkdir.1.gz ] && command -v man >/dev/null; then exit 0; fi; \
 	$(call apt_install,manpages-de man-db,The language tests read Debian's German manual pages)
 # --- end German text ---
+
+# --- Sphinx's own theme scripts for the junk tests (issue 31): Debian's libjs-sphinxdoc (184 kB). ---
+sphinx-js:
+	@if [ -f /usr/share/javascript/sphinxdoc/1.0/sidebar.js ]; then exit 0; fi; \
+	$(call apt_install,libjs-sphinxdoc,The junk tests read Sphinx's own theme scripts)
+# --- end Sphinx scripts ---
 
 # --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
 BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db bible-kjv

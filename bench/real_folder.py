@@ -2,7 +2,8 @@
 
 The folder is built from what Debian and PyPI packages ship (`make bench-docs` installs the
 manuals when missing): the Python and Git manuals as HTML with their `_static/` themes, the
-Sphinx search index and the Debian changelogs (gzip), two PDF specifications from /usr/share/doc,
+Sphinx search index and the Debian changelogs (gzip), a manual page saved by a browser with its
+scripts beside it, the Git user manual (a book on one page), two PDF specifications from /usr/share/doc,
 the minified bundles, source maps and fonts that Django REST framework and Flower ship, a
 lockfile, Word documents written with python-docx and the images the manuals and sample folder
 carry (plus ones rendered with Pillow, and spreadsheets/slides, when those libraries are
@@ -101,6 +102,12 @@ def build_folder(target: Path, *, files: int, megabytes: float) -> None:
     ]:
         budget.copy(source, name)
     budget.write("site/yarn.lock", _yarn_lock())
+    # A manual page saved by a browser ("Web page, complete"): its scripts beside it, out of _static/.
+    budget.copy(PYTHON_HTML / "tutorial" / "classes.html", "saved/Python classes.html")
+    for path in sorted((PYTHON_HTML / "_static").glob("*.js")):
+        budget.copy(path, f"saved/Python classes_files/{path.name}")
+    # A whole book on one page (the Git user manual): long, and indexed whole.
+    budget.copy(GIT_HTML / "user-manual.html", "git/user-manual.html")
     # Documents: PDF specifications, Word files, images.
     for pdf in [DOCS / "libtasn1-doc" / "libtasn1.pdf", DOCS / "shared-mime-info" / "shared-mime-info-spec.pdf"]:
         budget.copy(pdf, f"specs/{pdf.name}")
@@ -277,6 +284,7 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
     from apps.library.models import Chunk, File, IndexingJob, JobKind
 
     files = list(File.objects.filter(folder_id=folder_id).values("path", "status", "error", "chunk_count"))
+    sizes = dict(File.objects.filter(folder_id=folder_id).values_list("path", "size"))
     by_status = collections.Counter(file["status"] for file in files)
     chunks = Chunk.objects.filter(folder_id=folder_id).count()
     per_suffix = Chunk.objects.filter(folder_id=folder_id).values("file__path").annotate(count=Count("id")).order_by()
@@ -300,6 +308,22 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
         print(f"  {file['path']}: {file['error'][:200]}")
     share = 100 * code_chunks / max(1, chunks)
     print(f"chunks from JavaScript/CSS/JSON/maps/fonts: {code_chunks} of {chunks} ({share:.2f}%)")
+    code_files = sorted(
+        (row for row in per_suffix if row["file__path"].lower().endswith(JUNK_SUFFIXES)), key=lambda row: -row["count"]
+    )
+    for row in code_files[:10]:
+        print(f"  {row['count']:5d} chunks  {row['file__path']}")
+    longest = sorted(
+        (file for file in files if file["path"].lower().endswith((".html", ".htm", ".pdf", ".txt"))),
+        key=lambda file: -sizes.get(file["path"], 0),
+    )
+    book = [file for file in files if file["path"] == "git/user-manual.html"]
+    print("longest documents and the one-page book (the issue: a long one is indexed, not skipped):")
+    for file in [*longest[:3], *book]:
+        print(
+            f"  {sizes.get(file['path'], 0) / 1e3:8.0f} kB  {file['status']:8s} {file['chunk_count']:5d} chunks"
+            f"  {file['path']}  {file['error'][:120]}"
+        )
     slowest = (
         IndexingJob.objects.filter(folder_id=folder_id, kind=JobKind.INDEX_FILE, finished_at__isnull=False)
         .annotate(took=F("finished_at") - F("started_at"))

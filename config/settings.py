@@ -213,7 +213,6 @@ LOCAL_FOLDER_ROOTS = env_list(
     "LOCAL_FOLDER_ROOTS", [str(BASE_DIR / "sample_folder"), str(BASE_DIR / "var" / "folders")]
 )
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
-INDEX_MAX_PDF_PAGES = env_int("INDEX_MAX_PDF_PAGES", 500)
 # Files put into an inbox from the browser; larger ones get 413 before anything is written.
 INBOX_UPLOAD_MAX_BYTES = env_int("INBOX_UPLOAD_MAX_BYTES", 25_000_000)
 # A link sent to the inbox assistant is fetched (http/https, public addresses only) within these.

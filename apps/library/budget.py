@@ -1,4 +1,4 @@
-"""Bounds on one file's indexing: a time budget (the caps on its text are in ``file_prepare.py``).
+"""Bounds on one file's indexing: a time budget, and the cap on its text that budget implies.
 
 A file that cannot be indexed within its budget fails alone with a reason a person understands,
 instead of taking the task (and the files grouped with it) over Celery's time limit. The budget
@@ -90,6 +90,29 @@ def budget_remaining() -> float:
 
 def file_budget_new(*, size: int) -> FileBudget:
     return FileBudget(seconds=float(settings.INDEX_FILE_TIME_BUDGET_SECONDS), size=size)
+
+
+def text_cap() -> tuple[int, str]:
+    """The most characters of extracted text a file may bring, and the setting that says so.
+
+    Sized to the time budget: embedding the text is most of a long file's indexing time, so a file
+    whose text cannot be embedded within ``INDEX_FILE_TIME_BUDGET_SECONDS`` at the measured rate
+    (``INDEX_TEXT_CHARS_PER_SECOND``) is skipped before any of that work rather than failing at its
+    end. Every kind of file gets the same cap: a one-page edition of a whole book (1 M characters,
+    about 50 s) is indexed like any other long document. ``INDEX_MAX_TEXT_CHARS`` fixes it instead.
+    """
+    if settings.INDEX_MAX_TEXT_CHARS:
+        return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
+    chars = int(settings.INDEX_FILE_TIME_BUDGET_SECONDS * settings.INDEX_TEXT_CHARS_PER_SECOND)
+    return chars, "INDEX_FILE_TIME_BUDGET_SECONDS x INDEX_TEXT_CHARS_PER_SECOND"
+
+
+def text_cap_reason(*, chars: int) -> str | None:
+    """Why the extracted text is too much to index, or None when it is within the cap."""
+    cap, setting = text_cap()
+    if chars <= cap:
+        return None
+    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"
 
 
 def _megabytes(count: int) -> str:

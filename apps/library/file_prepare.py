@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from apps.library.budget import FileBudget, file_budget_new, file_budget_running
+from apps.library.budget import FileBudget, file_budget_new, file_budget_running, text_cap_reason
 from apps.library.chunking import ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
@@ -97,26 +97,3 @@ def claimed_settle(claimed: Claimed, status: str, error: str) -> FileOutcome:
 
 def too_big(size: int) -> str:
     return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
-
-
-def text_cap() -> tuple[int, str]:
-    """The most characters of extracted text a file may bring, and the setting that says so.
-
-    Sized to the time budget: embedding the text is most of a long file's indexing time, so a file
-    whose text cannot be embedded within ``INDEX_FILE_TIME_BUDGET_SECONDS`` at the measured rate
-    (``INDEX_TEXT_CHARS_PER_SECOND``) is skipped before any of that work rather than failing at its
-    end. Every kind of file gets the same cap: a one-page edition of a whole book (1 M characters,
-    about 50 s) is indexed like any other long document. ``INDEX_MAX_TEXT_CHARS`` fixes it instead.
-    """
-    if settings.INDEX_MAX_TEXT_CHARS:
-        return settings.INDEX_MAX_TEXT_CHARS, "INDEX_MAX_TEXT_CHARS"
-    chars = int(settings.INDEX_FILE_TIME_BUDGET_SECONDS * settings.INDEX_TEXT_CHARS_PER_SECOND)
-    return chars, "INDEX_FILE_TIME_BUDGET_SECONDS x INDEX_TEXT_CHARS_PER_SECOND"
-
-
-def text_cap_reason(*, chars: int) -> str | None:
-    """Why the extracted text is too much to index, or None when it is within the cap."""
-    cap, setting = text_cap()
-    if chars <= cap:
-        return None
-    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"

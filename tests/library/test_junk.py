@@ -74,15 +74,37 @@ def test_a_documentation_site_indexes_its_pages_and_none_of_its_scripts(root, fo
     write(root, "site/assets/js/runtime~main.3f2a1b9c.js", samples.hand_written_javascript())
     write(root, "site/assets/js/chapter-loader.js", samples.docusaurus_chunk())
     write(root, "web/answer.js", samples.hand_written_javascript())
+    # Sphinx's own theme script where a browser saves a page's assets (out of _static/).
+    write(root, "saved/Manual_files/sidebar.js", samples.sphinx_script("sidebar.js"))
 
     folder_index(folder_id=folder.pk, inline=True)
 
     result = outcomes(folder)
     assert {path for path, (status, _) in result.items() if status == "indexed"} == {"book/intro.html", "web/answer.js"}
+    assert result["saved/Manual_files/sidebar.js"][1].startswith("theme file: a script of Sphinx's HTML theme")
     assert result["book/sidebar.js"][1] == (
         "generated code: mdBook's table of contents script, the whole sidebar in one string"
     )
     assert result["site/assets/js/chapter-loader.js"][1] == "generated code: bundled JavaScript (build tool output)"
+
+
+@pytest.mark.parametrize("name", ["sidebar.js", "_sphinx_javascript_frameworks_compat.js", "searchtools.js"])
+def test_sphinx_theme_scripts_are_known_by_their_opening_comment_wherever_they_are(name):
+    """Sphinx's real scripts (Debian's libjs-sphinxdoc) outside _static/: sidebar.js and the jQuery
+    shim have names that say nothing, so their header (which names Sphinx) does."""
+    path = f"saved/Python docs_files/{name}"
+    reason = junk_by_content(path=path, mime_type="text/javascript", data=samples.sphinx_script(name))
+    assert reason == "theme file: a script of Sphinx's HTML theme (its opening comment says so), not content"
+    if name != "searchtools.js":  # that one's name is enough
+        assert junk_by_name(path=path) is None
+
+
+def test_a_browserify_bundle_under_a_plain_name_is_generated_code():
+    """Django REST framework's coreapi-0.1.1.js: browserify output, 2,000 lines, no .min, no banner."""
+    data = (samples.DRF_STATIC / "js" / "coreapi-0.1.1.js").read_bytes()
+    assert junk_by_name(path="site/js/coreapi-0.1.1.js") is None
+    reason = junk_by_content(path="site/js/coreapi-0.1.1.js", mime_type="text/javascript", data=data)
+    assert reason == "generated code: bundled JavaScript (build tool output)"
 
 
 def test_the_reason_for_a_bundle_gives_its_average_line_length():

@@ -161,6 +161,16 @@ def test_a_page_that_outlasts_the_time_budget_fails_the_file_with_the_reason(set
         parse(scanned_pdf([text_image(LETTER)]), "application/pdf", "scan.pdf")
 
 
+def test_a_600_page_tiff_is_bounded_by_the_ocr_budget_not_refused_for_its_length(settings):
+    """No page limit (there was one of 500): every page counts against OCR's share of the budget,
+    here none, so all 600 are left out with that reason instead of the file refused unread."""
+    settings.INDEX_FILE_TIME_BUDGET_SECONDS = 0
+    pages = [Image.new("L", (40, 40), 255) for _ in range(600)]
+    data = encoded(pages[0], "TIFF", save_all=True, append_images=pages[1:], compression="tiff_deflate")
+    with pytest.raises(ParseError, match=r"OCR did not finish: 600 page\(s\) left out after 0 s of OCR"):
+        parse(data, "image/tiff", "archive.tiff")
+
+
 def test_tesseract_is_stopped_when_one_image_runs_past_its_timeout(settings):
     settings.OCR_TIMEOUT_SECONDS = 1
     # A full 300 dpi page of small text: several seconds of recognition on any machine.

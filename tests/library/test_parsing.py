@@ -3,7 +3,7 @@ import json
 import pytest
 
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
-from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes
+from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes, pdfium_pdf_bytes
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -64,10 +64,26 @@ def test_encrypted_or_corrupt_pdf_fails_with_a_reason(data, reason):
         parse(data, "application/pdf")
 
 
-def test_pdf_page_limit_skips(settings):
-    settings.INDEX_MAX_PDF_PAGES = 1
-    with pytest.raises(UnsupportedDocument, match="2 pages"):
-        parse(pdf_bytes(["a", "b"]), "application/pdf")
+def test_a_long_pdf_is_read_to_its_last_page():
+    """No page limit (there was one of 500): the time budget and the text cap bound a long PDF."""
+    pages = [f"Chapter {n}: the harbour master's log.\nTides and mooring fees, page {n}." for n in range(1, 601)]
+    pages[-1] = "The last page.\nHarbour closes for winter: code WINTER-6600."
+    document = parse(pdfium_pdf_bytes(pages), "application/pdf", "log.pdf")
+    assert [s.page for s in document.segments] == list(range(1, 601))
+    assert "WINTER-6600" in document.text[document.segments[-1].start :]
+    assert "page 599." in document.text[document.segments[-2].start : document.segments[-1].start]
+
+
+def test_a_pdf_with_more_text_than_the_cap_stops_being_read_with_the_reason(settings):
+    settings.INDEX_MAX_TEXT_CHARS = 1_000
+    pages = [f"Page {n} of the ledger, with its entries and totals for the month." for n in range(1, 101)]
+    with pytest.raises(UnsupportedDocument) as raised:
+        parse(pdfium_pdf_bytes(pages), "application/pdf", "ledger.pdf")
+    # About 66 characters a page: over 1,000 on page 16, and the other 84 pages are never read.
+    assert str(raised.value) == (
+        "too much text to index: 1,063 characters, more than the limit of 1,000 (INDEX_MAX_TEXT_CHARS);"
+        " stopped reading at page 16 of 100"
+    )
 
 
 def test_docx_paragraphs_headings_and_tables_in_order():

@@ -1,8 +1,9 @@
-"""Small real documents built in memory: PDFs written by hand (one text object per line), docx
-through python-docx. The sample folder generator uses these too."""
+"""Small real documents built in memory: PDFs written by hand (one text object per line) or by
+PDFium (long ones), docx through python-docx. The sample folder generator uses these too."""
 
 from __future__ import annotations
 
+import ctypes
 import io
 
 
@@ -39,6 +40,36 @@ def pdf_bytes(pages: list[str]) -> bytes:
         out.write(b"%010d 00000 n \n" % offsets[number])
     out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (count, xref))
     return out.getvalue()
+
+
+def pdfium_pdf_bytes(pages: list[str]) -> bytes:
+    """A PDF written by PDFium (pypdfium2), one page per string, each line a Helvetica text object.
+
+    PDFium slows down with every page added to one document (600 pages: ~10 s), so pages are drawn
+    in documents of 50 and imported into the one saved (under a second)."""
+    import pypdfium2
+    import pypdfium2.raw as pdfium_c
+
+    out = pypdfium2.PdfDocument.new()
+    for first in range(0, len(pages), 50):
+        part = pypdfium2.PdfDocument.new()
+        font = pdfium_c.FPDFText_LoadStandardFont(part.raw, b"Helvetica")
+        for text in pages[first : first + 50]:
+            page = part.new_page(612, 792)
+            for number, line in enumerate(text.split("\n")):
+                item = pdfium_c.FPDFPageObj_CreateTextObj(part.raw, font, 11.0)
+                wide = ctypes.create_string_buffer((line + "\x00").encode("utf-16-le"))
+                pdfium_c.FPDFText_SetText(item, ctypes.cast(wide, ctypes.POINTER(pdfium_c.FPDF_WCHAR)))
+                pdfium_c.FPDFPageObj_Transform(item, 1, 0, 0, 1, 72, 720 - 14 * number)
+                pdfium_c.FPDFPage_InsertObject(page.raw, item)
+            pdfium_c.FPDFPage_GenerateContent(page.raw)
+            page.close()
+        out.import_pages(part)
+        part.close()
+    buffer = io.BytesIO()
+    out.save(buffer)
+    out.close()
+    return buffer.getvalue()
 
 
 def encrypted_pdf_bytes() -> bytes:

@@ -13,6 +13,8 @@ import rest_framework
 from tests.support.servers import BASE_DIR
 
 DRF_STATIC = Path(rest_framework.__file__).parent / "static" / "rest_framework"
+# Sphinx's own HTML theme scripts as Debian ships them (libjs-sphinxdoc; `make test` installs it).
+SPHINX_JS = Path("/usr/share/javascript/sphinxdoc/1.0")
 
 
 def hand_written_python() -> str:
@@ -50,6 +52,13 @@ def docusaurus_chunk() -> str:
         + "".join(f"  {n}: (e, t, n) => {{ n.d(t, {{ default: () => c{n} }}); }},\n" for n in range(80))
         + "}]);\n"
     )
+
+
+def sphinx_script(name: str) -> bytes:
+    path = SPHINX_JS / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: install Debian's libjs-sphinxdoc (make sphinx-js)")
+    return path.read_bytes()
 
 
 def minified_bundle() -> bytes:

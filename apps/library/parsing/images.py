@@ -1,5 +1,6 @@
 """Pictures (png, jpeg, tiff, webp, gif, bmp, heic) read by OCR; every page of a multi-page TIFF
-(fax and scanner output) keeps its page number."""
+(fax and scanner output) keeps its page number. A TIFF has no page limit: its pages share the
+file's OCR budget, and those beyond it are left out while the pages read are indexed."""
 
 from __future__ import annotations
 
@@ -87,12 +88,7 @@ def _open(data: bytes) -> Image.Image:
 def _page_count(image: Image.Image) -> int:
     # Frames of a GIF or WebP are an animation and an MPO's are camera previews: only a TIFF's
     # frames are pages.
-    pages = getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
-    if pages > settings.INDEX_MAX_PDF_PAGES:
-        raise UnsupportedDocument(
-            f"image has {pages} pages, more than the limit of {settings.INDEX_MAX_PDF_PAGES} (INDEX_MAX_PDF_PAGES)"
-        )
-    return pages
+    return getattr(image, "n_frames", 1) if image.format == "TIFF" else 1
 
 
 def _frame_loader(image: Image.Image, index: int) -> Callable[[], Image.Image]:

@@ -1,16 +1,22 @@
 """PDF text per page through pypdf; encrypted or corrupt files fail with the reason. Pages with
-no text layer (scans) are rendered by PDFium (pypdfium2) and read by OCR, keeping their number."""
+no text layer (scans) are rendered by PDFium (pypdfium2) and read by OCR, keeping their number.
+
+A PDF has no page limit: what a long one costs is bounded where the cost is. Every page is a check
+of the file's time budget, the text read so far is held to the budget-sized text cap page by page
+(a PDF with more text than the budget can embed is skipped with that reason as soon as it shows,
+not after reading the rest), and scanned pages share the OCR part of the budget (pages beyond it
+are left out, the pages read are indexed). So a 600-page text PDF is indexed to its last page.
+"""
 
 from __future__ import annotations
 
 import io
 import logging
 
-from django.conf import settings
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from apps.library.budget import budget_check
+from apps.library.budget import budget_check, text_cap_reason
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.pdf_scans import ScanReader
 
@@ -33,10 +39,6 @@ def _parse(data: bytes, name: str) -> ParsedDocument:
     if reader.is_encrypted and not reader.decrypt(""):
         raise ParseError("password-protected PDF")
     page_count = len(reader.pages)
-    if page_count > settings.INDEX_MAX_PDF_PAGES:
-        raise UnsupportedDocument(
-            f"PDF has {page_count} pages, more than the limit of {settings.INDEX_MAX_PDF_PAGES} (INDEX_MAX_PDF_PAGES)"
-        )
     builder = TextBuilder()
     with ScanReader(data) as scans:
         for number, page in enumerate(reader.pages, start=1):
@@ -49,6 +51,9 @@ def _parse(data: bytes, name: str) -> ParsedDocument:
             elif text:
                 builder.mark(page=number)
                 builder.add(text + "\n\n")
+            too_much = text_cap_reason(chars=builder.length)
+            if too_much:
+                raise UnsupportedDocument(f"{too_much}; stopped reading at page {number:,} of {page_count:,}")
         if not builder.length:
             raise scans.nothing_read()
         scans.log_shortfall(name)
