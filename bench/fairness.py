@@ -16,7 +16,7 @@ and round trips of a `ping` task through the agent and default queues (what a ch
 for a slot). Targets: under load the small folder starts within 10 s and finishes within 2x its
 time alone; chat queues never wait behind indexing.
 
-    .venv/bin/python bench/fairness.py [--big 20000] [--small 20] [--cap 120]
+    .venv/bin/python bench/fairness.py [--big 20000] [--small 20] [--cap 120] [--without-main]
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import argparse
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +61,7 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=20_000, help="files in the big folder")
     parser.add_argument("--small", type=int, default=20, help="files in the small folder")
     parser.add_argument("--cap", type=float, default=120.0, help="seconds to wait for the small folder at most")
+    parser.add_argument("--without-main", action="store_true", help="skip the third run (main's layout)")
     parser.add_argument("--embedder", default="local", help="EMBEDDING_PROVIDER of the workers (default local)")
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -69,26 +69,30 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="fairness-") as tmp,
         scratch.scratch_services("bench_fairness", LOCAL_FOLDER_ROOTS=tmp, EMBEDDING_PROVIDER=args.embedder),
     ):
-        run(Path(tmp), big=args.big, small=args.small, cap=args.cap)
+        run(Path(tmp), big=args.big, small=args.small, cap=args.cap, main_run=not args.without_main)
 
 
-def run(directory: Path, *, big: int, small: int, cap: float) -> None:
+def run(directory: Path, *, big: int, small: int, cap: float, main_run: bool) -> None:
     started = time.monotonic()
     for name, count in [("warm", 101), ("big-fair", big), ("big-fifo", big)]:
         write_notes(directory / name, count)
     for name in ["warm-small", "small-alone", "small-fair", "small-fifo"]:
         write_notes(directory / name, small)
+    from tests.support.servers import procfile_command
+
     print(f"wrote 2 x {big} + 101 + 4 x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
     # The small runs' worker alone first, so that its slot is the one that loads the model then.
-    with workers(procfile_line("smallworker")):
+    with workers(procfile_command("smallworker")):
         index_and_wait(directory / "warm-small")
-        with workers(procfile_line("worker"), procfile_line("chatworker"), first=1):
+        with workers(procfile_command("worker"), procfile_command("chatworker"), first=1):
             index_and_wait(directory / "warm")  # 2 groups: the two indexing slots load the model
             results["alone"] = show("alone", measure(directory / "small-alone", cap=cap))
             loaded = measure(directory / "small-fair", cap=cap, big=directory / "big-fair")
             results["under load"] = show("under load", loaded)
     queues_reset()
+    if not main_run:
+        return report(results, big=big, small=small, cap=cap)
     with (
         workers(MAIN_WORKER),
         mock.patch("workers.queues.run_priority", lambda position: 0),
@@ -209,31 +213,25 @@ def queues_reset() -> None:
     redis.Redis.from_url(os.environ["REDIS_URL"]).delete("unacked", "unacked_index")
 
 
-def procfile_line(name: str) -> str:
-    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    # Honcho runs the line through a shell; expand its ${VAR:-default} the same way.
-    return subprocess.run(
-        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
-    ).stdout
-
-
 @contextmanager
-def workers(*commands: str, first: int = 0) -> Iterator[None]:
-    """Each `celery ... worker` command as `python -m celery ...`, with a node name of its own."""
+def workers(*commands: str | tuple[list[str], list[str]], first: int = 0) -> Iterator[None]:
+    """Each worker (a Procfile line's (prefix, `python -m` args), or a `celery ... worker` command)
+    with a node name of its own."""
     from tests.support import servers
     from tests.support.servers import spawn, stop, wait_until_ready
 
     servers.READY_TIMEOUT = 300  # a prefork worker on a busy machine takes more than a minute to start
     with ExitStack() as stack:
         for index, command in enumerate(commands, start=first):
-            args = [arg for arg in shlex.split(command)[1:] if not arg.startswith("--hostname")]
+            prefix, module = command if isinstance(command, tuple) else ([], ["celery", *shlex.split(command)[1:]])
+            args = [arg for arg in module if not arg.startswith("--hostname")]
             args.append(f"--hostname=bench-fairness-{index}-{os.getpid()}@%h")
             log_path = ROOT / "var" / f"bench-fairness-worker-{index}.log"
-            process = spawn(["celery", *args], env=dict(os.environ), log_path=log_path)
+            process = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix)
             stack.callback(stop, process)
             ready = log_path.read_text
             wait_until_ready(lambda ready=ready: "ready." in ready(), process=process, log_path=log_path, what="worker")
-            print(f"worker: celery {shlex.join(args)} (log: {log_path.relative_to(ROOT)})")
+            print(f"worker: {shlex.join([*prefix, *args])} (log: {log_path.relative_to(ROOT)})")
         yield
 
 
