@@ -84,7 +84,9 @@ def main() -> None:
 
 def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_run: bool) -> None:
     started = time.monotonic()
-    for name, count in [("warm", 101), ("big-fair", big), ("big-fifo", big)]:
+    # 3 groups: past the small runs' queue, so both of the bulk worker's slots load the model (a
+    # small folder alone lands on whichever worker has waited longest, often the bulk one).
+    for name, count in [("warm", 300), ("big-fair", big), ("big-fifo", big)]:
         write_notes(directory / name, count)
     alone_names = [f"small-alone-{n}" for n in range(repeat)]
     fair_names = [f"small-fair-{n}" for n in range(repeat)]
@@ -93,13 +95,13 @@ def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_
         write_notes(directory / name, small)
     from tests.support.servers import procfile_command
 
-    print(f"wrote 2 x {big} + 101 + 200 + {1 + 2 * repeat} x {small} notes in {time.monotonic() - started:.0f} s")
+    print(f"wrote 2 x {big} + 300 + 200 + {1 + 2 * repeat} x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
     # The small runs' worker alone first, so that its slots are the ones that load the model then.
     with workers(procfile_command("smallworker")):
         index_and_wait(directory / "warm-small")
         with workers(procfile_command("worker"), procfile_command("chatworker"), first=1):
-            index_and_wait(directory / "warm")  # 2 groups: the two indexing slots load the model
+            index_and_wait(directory / "warm")
             alone = [measure(directory / name, cap=cap) for name in alone_names]
             results["alone"] = show("alone", repeated(alone))
             # The first under load starts the big folder; the others follow while it still indexes.
