@@ -16,7 +16,7 @@ and round trips of a `ping` task through the agent and default queues (what a ch
 for a slot). Targets: under load the small folder starts within 10 s and finishes within 2x its
 time alone; chat queues never wait behind indexing.
 
-    .venv/bin/python bench/fairness.py [--big 20000] [--small 20] [--cap 120]
+    .venv/bin/python bench/fairness.py [--big 20000] [--small 20] [--cap 120] [--without-main]
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import argparse
 import os
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +45,9 @@ MAIN_WORKER = (
     " --concurrency=2"
 )
 PINGS = 5
+# On Linux with autogroup scheduling, a session's processes share one CPU weight and `nice` only
+# ranks processes within their session (sched(7)); honcho gives every Procfile line a session.
+SESSIONS = False
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Figures:
     queued_ahead: int = 0  # indexing tasks waiting when the small folder was added
     agent_pings: list[float] | None = None
     default_pings: list[float] | None = None
+    totals: list[float | None] | None = None  # each small folder's, when repeated (wait: the longest; total: median)
 
 
 def main() -> None:
@@ -62,33 +65,52 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=20_000, help="files in the big folder")
     parser.add_argument("--small", type=int, default=20, help="files in the small folder")
     parser.add_argument("--cap", type=float, default=120.0, help="seconds to wait for the small folder at most")
+    parser.add_argument("--repeat", type=int, default=3, help="small folders alone and under load (medians)")
+    parser.add_argument(
+        "--sessions", action="store_true", help="each worker in a session of its own, as honcho starts Procfile lines"
+    )
+    parser.add_argument("--without-main", action="store_true", help="skip the third run (main's layout)")
     parser.add_argument("--embedder", default="local", help="EMBEDDING_PROVIDER of the workers (default local)")
     args = parser.parse_args()
+    global SESSIONS
+    SESSIONS = args.sessions
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     with (
         tempfile.TemporaryDirectory(prefix="fairness-") as tmp,
         scratch.scratch_services("bench_fairness", LOCAL_FOLDER_ROOTS=tmp, EMBEDDING_PROVIDER=args.embedder),
     ):
-        run(Path(tmp), big=args.big, small=args.small, cap=args.cap)
+        run(Path(tmp), big=args.big, small=args.small, cap=args.cap, repeat=args.repeat, main_run=not args.without_main)
 
 
-def run(directory: Path, *, big: int, small: int, cap: float) -> None:
+def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_run: bool) -> None:
     started = time.monotonic()
-    for name, count in [("warm", 101), ("big-fair", big), ("big-fifo", big)]:
+    # 3 groups: past the small runs' queue, so both of the bulk worker's slots load the model (a
+    # small folder alone lands on whichever worker has waited longest, often the bulk one).
+    for name, count in [("warm", 300), ("big-fair", big), ("big-fifo", big)]:
         write_notes(directory / name, count)
-    for name in ["warm-small", "small-alone", "small-fair", "small-fifo"]:
+    alone_names = [f"small-alone-{n}" for n in range(repeat)]
+    fair_names = [f"small-fair-{n}" for n in range(repeat)]
+    write_notes(directory / "warm-small", 200)  # 2 groups: one per smallworker slot
+    for name in [*alone_names, *fair_names, "small-fifo"]:
         write_notes(directory / name, small)
-    print(f"wrote 2 x {big} + 101 + 4 x {small} notes in {time.monotonic() - started:.0f} s")
+    from tests.support.servers import procfile_command
+
+    print(f"wrote 2 x {big} + 300 + 200 + {1 + 2 * repeat} x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
-    # The small runs' worker alone first, so that its slot is the one that loads the model then.
-    with workers(procfile_line("smallworker")):
+    # The small runs' worker alone first, so that its slots are the ones that load the model then.
+    with workers(procfile_command("smallworker")):
         index_and_wait(directory / "warm-small")
-        with workers(procfile_line("worker"), procfile_line("chatworker"), first=1):
-            index_and_wait(directory / "warm")  # 2 groups: the two indexing slots load the model
-            results["alone"] = show("alone", measure(directory / "small-alone", cap=cap))
-            loaded = measure(directory / "small-fair", cap=cap, big=directory / "big-fair")
-            results["under load"] = show("under load", loaded)
+        with workers(procfile_command("worker"), procfile_command("chatworker"), first=1):
+            index_and_wait(directory / "warm")
+            alone = [measure(directory / name, cap=cap) for name in alone_names]
+            results["alone"] = show("alone", repeated(alone))
+            # The first under load starts the big folder; the others follow while it still indexes.
+            loaded = [measure(directory / fair_names[0], cap=cap, big=directory / "big-fair")]
+            loaded += [measure(directory / name, cap=cap) for name in fair_names[1:]]
+            results["under load"] = show("under load", repeated(loaded))
     queues_reset()
+    if not main_run:
+        return report(results, big=big, small=small, cap=cap)
     with (
         workers(MAIN_WORKER),
         mock.patch("workers.queues.run_priority", lambda position: 0),
@@ -169,6 +191,21 @@ def measure(small: Path, *, cap: float, big: Path | None = None, listed_here: bo
     return figures
 
 
+def repeated(runs: list[Figures]) -> Figures:
+    """Several small folders' figures as one: the longest wait, the median time (None if any never
+    finished), each one's time."""
+    waits = [run.wait for run in runs]
+    totals = [run.total for run in runs]
+    return Figures(
+        wait=None if None in waits else max(waits),  # type: ignore[type-var]
+        total=None if None in totals else statistics.median(totals),  # type: ignore[type-var]
+        queued_ahead=runs[0].queued_ahead,
+        agent_pings=[ping for run in runs for ping in run.agent_pings or []],
+        default_pings=[ping for run in runs for ping in run.default_pings or []],
+        totals=totals,
+    )
+
+
 def pings(queue: str, *, cap: float) -> list[float]:
     """Round trips of the ping task through ``queue`` (a slot's wait, mostly); ``cap`` when none came back."""
     from celery.exceptions import TimeoutError as ResultTimeout
@@ -209,31 +246,25 @@ def queues_reset() -> None:
     redis.Redis.from_url(os.environ["REDIS_URL"]).delete("unacked", "unacked_index")
 
 
-def procfile_line(name: str) -> str:
-    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    # Honcho runs the line through a shell; expand its ${VAR:-default} the same way.
-    return subprocess.run(
-        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
-    ).stdout
-
-
 @contextmanager
-def workers(*commands: str, first: int = 0) -> Iterator[None]:
-    """Each `celery ... worker` command as `python -m celery ...`, with a node name of its own."""
+def workers(*commands: str | tuple[list[str], list[str]], first: int = 0) -> Iterator[None]:
+    """Each worker (a Procfile line's (prefix, `python -m` args), or a `celery ... worker` command)
+    with a node name of its own."""
     from tests.support import servers
     from tests.support.servers import spawn, stop, wait_until_ready
 
     servers.READY_TIMEOUT = 300  # a prefork worker on a busy machine takes more than a minute to start
     with ExitStack() as stack:
         for index, command in enumerate(commands, start=first):
-            args = [arg for arg in shlex.split(command)[1:] if not arg.startswith("--hostname")]
+            prefix, module = command if isinstance(command, tuple) else ([], ["celery", *shlex.split(command)[1:]])
+            args = [arg for arg in module if not arg.startswith("--hostname")]
             args.append(f"--hostname=bench-fairness-{index}-{os.getpid()}@%h")
             log_path = ROOT / "var" / f"bench-fairness-worker-{index}.log"
-            process = spawn(["celery", *args], env=dict(os.environ), log_path=log_path)
+            process = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix, own_group=SESSIONS)
             stack.callback(stop, process)
             ready = log_path.read_text
             wait_until_ready(lambda ready=ready: "ready." in ready(), process=process, log_path=log_path, what="worker")
-            print(f"worker: celery {shlex.join(args)} (log: {log_path.relative_to(ROOT)})")
+            print(f"worker: {shlex.join([*prefix, *args])} (log: {log_path.relative_to(ROOT)})")
         yield
 
 
@@ -245,14 +276,17 @@ def report(results: dict[str, Figures], *, big: int, small: int, cap: float) -> 
         return f"{statistics.median(values):.2f} / {max(values):.2f} s" if values else "-"
 
     alone = results["alone"]
+
+    def ratio(value: float | None) -> str:
+        return f"{value / alone.total:.2f}x" if value and alone.total else "-"
+
     rows = [
         ("indexing tasks queued when added", lambda f: str(f.queued_ahead)),
-        ("wait: added -> first file indexed", lambda f: seconds(f.wait)),
-        (f"added -> all {small} files indexed", lambda f: seconds(f.total)),
-        (
-            "all indexed, x alone",
-            lambda f: f"{f.total / alone.total:.2f}x" if f.total and alone.total else "-",
-        ),
+        ("wait: added -> first file (longest)", lambda f: seconds(f.wait)),
+        (f"added -> all {small} indexed (median)", lambda f: seconds(f.total)),
+        ("  each small folder", lambda f: " / ".join(seconds(t).removesuffix(" s") for t in f.totals or [f.total])),
+        ("all indexed, x alone (median)", lambda f: ratio(f.total)),
+        ("slowest, x alone (median)", lambda f: ratio(None if None in (f.totals or []) else max(f.totals or [0]))),
         (f"agent ping p50 / max (up to {PINGS})", lambda f: ping_text(f.agent_pings)),
         (f"default ping p50 / max (up to {PINGS})", lambda f: ping_text(f.default_pings)),
     ]

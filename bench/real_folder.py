@@ -25,7 +25,6 @@ import importlib.util
 import itertools
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -230,10 +229,11 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float, abstracts:
     folder = Folder.objects.create(owner=owner, source="local", external_id=str(folder_dir), name="real folder")
     log_path = ROOT / "var" / "bench-real-folder-worker.log"
     log_path.parent.mkdir(exist_ok=True)
-    worker = spawn(_procfile_worker_args(), env=dict(os.environ), log_path=log_path)
+    prefix, args = _procfile_worker_args()
+    worker = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix)
     try:
         wait_until_ready(lambda: "ready." in log_path.read_text(), process=worker, log_path=log_path, what="worker")
-        print(f"worker: {shlex.join(_procfile_worker_args())} (log: {log_path.relative_to(ROOT)})")
+        print(f"worker: {shlex.join([*prefix, *args])} (log: {log_path.relative_to(ROOT)})")
         started = time.monotonic()
         index_folder.delay(folder.pk)
         seconds = _wait(folder.pk, started=started, timeout=timeout)
@@ -242,16 +242,14 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float, abstracts:
     report(folder.pk, seconds=seconds, on_disk=on_disk, size=size, abstracts=abstracts)
 
 
-def _procfile_worker_args() -> list[str]:
-    """The Procfile's `worker` line, as `python -m celery ...`, with a node name of its own."""
-    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("worker:"))
-    # Honcho runs the line through a shell; expand its ${VAR:-default} the same way.
-    command = subprocess.run(
-        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
-    ).stdout
-    args = shlex.split(command)
-    args = [f"--hostname=bench-real-folder-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in args]
-    return ["celery", *args[1:]]
+def _procfile_worker_args() -> tuple[list[str], list[str]]:
+    """The Procfile's `worker` line (launcher prefix, `python -m celery ...`), with a node name of its own."""
+    from tests.support.servers import procfile_command
+
+    prefix, args = procfile_command("worker")
+    return prefix, [
+        f"--hostname=bench-real-folder-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in args
+    ]
 
 
 def _wait(folder_id: int, *, started: float, timeout: float) -> float:

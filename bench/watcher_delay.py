@@ -109,22 +109,15 @@ def report(delays: list[float], *, burst: float, files: int) -> None:
 @contextmanager
 def procfile_process(name: str, *, ready: str) -> Iterator[subprocess.Popen[bytes]]:
     """The Procfile's line ``name`` as `python -m ...`, ready once its log shows ``ready``."""
-    from tests.support.servers import spawn, stop, wait_until_ready
+    from tests.support.servers import procfile_command, spawn, stop, wait_until_ready
 
-    line = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
-    # Honcho runs the line through a shell; expand its ${VAR:-default} the same way.
-    command = subprocess.run(
-        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
-    ).stdout
-    program, *args = shlex.split(command)
-    args = [f"--hostname=bench-watcher-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in args]
-    # `celery ...` runs as `python -m celery`, `python manage.py <command>` as `python -m django <command>`.
-    module = ["celery", *args] if program.endswith("celery") else ["django", *args[1:]]
+    prefix, module = procfile_command(name)
+    module = [f"--hostname=bench-watcher-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in module]
     log_path = ROOT / "var" / f"bench-watcher-{name}.log"
-    process = spawn(module, env={**os.environ, "LOG_LEVEL": "INFO"}, log_path=log_path)
+    process = spawn(module, env={**os.environ, "LOG_LEVEL": "INFO"}, log_path=log_path, prefix=prefix)
     try:
         wait_until_ready(lambda: ready in log_path.read_text(), process=process, log_path=log_path, what=name)
-        print(f"{name}: {command} (log: {log_path.relative_to(ROOT)})")
+        print(f"{name}: {shlex.join([*prefix, *module])} (log: {log_path.relative_to(ROOT)})")
         yield process
     finally:
         stop(process)

@@ -5,6 +5,7 @@ from pathlib import Path
 import yaml
 
 from apps.core.embedded_services import POSTGRES_MAJOR
+from tests.support.servers import procfile_command
 from workers.queues import ALL_QUEUES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +44,18 @@ def test_procfile_workers_consume_every_queue_and_chat_and_small_runs_have_slots
     # listings and small folders' runs, never taken by a big folder's groups.
     assert [queues for queues in consumed.values() if "agent" in queues] == [{"agent", "default"}]
     assert [queues for queues in consumed.values() if "indexing" not in queues and "indexing_small" in queues]
+
+
+def test_procfile_bulk_indexing_runs_below_the_small_runs_and_chat_cpu_priority():
+    # A small folder's one group shares 2 cores with a big folder's two: at one priority it ran
+    # 2.4x its time alone (bench/fairness.py); the bulk worker yields the CPU instead.
+    niceness = {}
+    for name in ["worker", "smallworker", "chatworker"]:
+        prefix, args = procfile_command(name)
+        assert args[:2] == ["celery", "-A"], args
+        niceness[name] = int(prefix[2]) if prefix[:2] == ["nice", "-n"] else 0
+    assert niceness["worker"] >= 10
+    assert niceness["smallworker"] == niceness["chatworker"] == 0
 
 
 def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():

@@ -7,6 +7,7 @@ into the error when the process dies or never becomes ready: that is the only pl
 from __future__ import annotations
 
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -65,21 +66,44 @@ test_database_env.__test__ = False  # type: ignore[attr-defined]
 
 
 def spawn(
-    args: Sequence[str], *, env: dict[str, str], log_path: Path, own_group: bool = False
+    args: Sequence[str],
+    *,
+    env: dict[str, str],
+    log_path: Path,
+    own_group: bool = False,
+    prefix: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
     """`python -m <args>` from the project root, stdout and stderr into `log_path`.
 
     `own_group`: in a process group of its own (its pid is the group's id), like a separate host
-    whose every process a test may kill at once."""
+    whose every process a test may kill at once. `prefix`: a launcher such as `nice -n 10`."""
     with log_path.open("wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", *args],
+            [*prefix, sys.executable, "-m", *args],
             cwd=BASE_DIR,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=own_group,
         )
+
+
+def procfile_command(name: str) -> tuple[list[str], list[str]]:
+    """The Procfile's line `name` as (launcher prefix, `python -m` arguments) for `spawn`.
+
+    Its `${VAR:-default}` expanded as honcho's shell does; a leading `nice -n N` kept as the
+    prefix (an operator's CPU priority is part of what a bench measures); `.venv/bin/celery ...`
+    becomes `celery ...` and `.venv/bin/python manage.py <command>` becomes `django <command>`."""
+    line = next(line for line in (BASE_DIR / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
+    command = subprocess.run(
+        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
+    ).stdout
+    words = shlex.split(command)
+    prefix: list[str] = []
+    if words[0] == "nice":
+        prefix, words = words[:3], words[3:]
+    program, *args = words
+    return prefix, (["celery", *args] if program.endswith("celery") else ["django", *args[1:]])
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
