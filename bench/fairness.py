@@ -45,9 +45,6 @@ MAIN_WORKER = (
     " --concurrency=2"
 )
 PINGS = 5
-# On Linux with autogroup scheduling, a session's processes share one CPU weight and `nice` only
-# ranks processes within their session (sched(7)); honcho gives every Procfile line a session.
-SESSIONS = False
 
 
 @dataclass
@@ -66,23 +63,31 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=20, help="files in the small folder")
     parser.add_argument("--cap", type=float, default=120.0, help="seconds to wait for the small folder at most")
     parser.add_argument("--repeat", type=int, default=3, help="small folders alone and under load (medians)")
+    # On Linux with autogroup scheduling, a session's processes share one CPU weight and `nice` only
+    # ranks processes within their session (sched(7)); honcho gives every Procfile line a session.
     parser.add_argument(
         "--sessions", action="store_true", help="each worker in a session of its own, as honcho starts Procfile lines"
     )
     parser.add_argument("--without-main", action="store_true", help="skip the third run (main's layout)")
     parser.add_argument("--embedder", default="local", help="EMBEDDING_PROVIDER of the workers (default local)")
     args = parser.parse_args()
-    global SESSIONS
-    SESSIONS = args.sessions
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     with (
         tempfile.TemporaryDirectory(prefix="fairness-") as tmp,
         scratch.scratch_services("bench_fairness", LOCAL_FOLDER_ROOTS=tmp, EMBEDDING_PROVIDER=args.embedder),
     ):
-        run(Path(tmp), big=args.big, small=args.small, cap=args.cap, repeat=args.repeat, main_run=not args.without_main)
+        run(
+            Path(tmp),
+            big=args.big,
+            small=args.small,
+            cap=args.cap,
+            repeat=args.repeat,
+            main_run=not args.without_main,
+            sessions=args.sessions,
+        )
 
 
-def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_run: bool) -> None:
+def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_run: bool, sessions: bool) -> None:
     started = time.monotonic()
     # 3 groups: past the small runs' queue, so both of the bulk worker's slots load the model (a
     # small folder alone lands on whichever worker has waited longest, often the bulk one).
@@ -98,9 +103,9 @@ def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_
     print(f"wrote 2 x {big} + 300 + 200 + {1 + 2 * repeat} x {small} notes in {time.monotonic() - started:.0f} s")
     results = {}
     # The small runs' worker alone first, so that its slots are the ones that load the model then.
-    with workers(procfile_command("smallworker")):
+    with workers(procfile_command("smallworker"), sessions=sessions):
         index_and_wait(directory / "warm-small")
-        with workers(procfile_command("worker"), procfile_command("chatworker"), first=1):
+        with workers(procfile_command("worker"), procfile_command("chatworker"), first=1, sessions=sessions):
             index_and_wait(directory / "warm")
             alone = [measure(directory / name, cap=cap) for name in alone_names]
             results["alone"] = show("alone", repeated(alone))
@@ -112,7 +117,7 @@ def run(directory: Path, *, big: int, small: int, cap: float, repeat: int, main_
     if not main_run:
         return report(results, big=big, small=small, cap=cap)
     with (
-        workers(MAIN_WORKER),
+        workers(MAIN_WORKER, sessions=sessions),
         mock.patch("workers.queues.run_priority", lambda position: 0),
         mock.patch("workers.queues.run_queue", lambda groups: "indexing"),
     ):
@@ -247,7 +252,7 @@ def queues_reset() -> None:
 
 
 @contextmanager
-def workers(*commands: str | tuple[list[str], list[str]], first: int = 0) -> Iterator[None]:
+def workers(*commands: str | tuple[list[str], list[str]], first: int = 0, sessions: bool = False) -> Iterator[None]:
     """Each worker (a Procfile line's (prefix, `python -m` args), or a `celery ... worker` command)
     with a node name of its own."""
     from tests.support import servers
@@ -260,7 +265,7 @@ def workers(*commands: str | tuple[list[str], list[str]], first: int = 0) -> Ite
             args = [arg for arg in module if not arg.startswith("--hostname")]
             args.append(f"--hostname=bench-fairness-{index}-{os.getpid()}@%h")
             log_path = ROOT / "var" / f"bench-fairness-worker-{index}.log"
-            process = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix, own_group=SESSIONS)
+            process = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix, own_group=sessions)
             stack.callback(stop, process)
             ready = log_path.read_text
             wait_until_ready(lambda ready=ready: "ready." in ready(), process=process, log_path=log_path, what="worker")

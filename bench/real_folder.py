@@ -222,14 +222,14 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float, abstracts:
     from django.contrib.auth.models import User
 
     from apps.library.models import Folder
-    from tests.support.servers import spawn, stop, wait_until_ready
+    from tests.support.servers import procfile_command, spawn, stop, wait_until_ready
     from workers.indexing import index_folder
 
     owner = User.objects.create_user(username="bench-real-folder")
     folder = Folder.objects.create(owner=owner, source="local", external_id=str(folder_dir), name="real folder")
     log_path = ROOT / "var" / "bench-real-folder-worker.log"
     log_path.parent.mkdir(exist_ok=True)
-    prefix, args = _procfile_worker_args()
+    prefix, args = procfile_command("worker", hostname=f"bench-real-folder-{os.getpid()}@%h")
     worker = spawn(args, env=dict(os.environ), log_path=log_path, prefix=prefix)
     try:
         wait_until_ready(lambda: "ready." in log_path.read_text(), process=worker, log_path=log_path, what="worker")
@@ -240,16 +240,6 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float, abstracts:
     finally:
         stop(worker)
     report(folder.pk, seconds=seconds, on_disk=on_disk, size=size, abstracts=abstracts)
-
-
-def _procfile_worker_args() -> tuple[list[str], list[str]]:
-    """The Procfile's `worker` line (launcher prefix, `python -m celery ...`), with a node name of its own."""
-    from tests.support.servers import procfile_command
-
-    prefix, args = procfile_command("worker")
-    return prefix, [
-        f"--hostname=bench-real-folder-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in args
-    ]
 
 
 def _wait(folder_id: int, *, started: float, timeout: float) -> float:
@@ -281,8 +271,7 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
 
     from apps.library.models import Chunk, File, IndexingJob, JobKind
 
-    files = list(File.objects.filter(folder_id=folder_id).values("path", "status", "error", "chunk_count"))
-    sizes = dict(File.objects.filter(folder_id=folder_id).values_list("path", "size"))
+    files = list(File.objects.filter(folder_id=folder_id).values("path", "status", "error", "chunk_count", "size"))
     by_status = collections.Counter(file["status"] for file in files)
     chunks = Chunk.objects.filter(folder_id=folder_id).count()
     per_suffix = Chunk.objects.filter(folder_id=folder_id).values("file__path").annotate(count=Count("id")).order_by()
@@ -313,13 +302,13 @@ def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts
         print(f"  {row['count']:5d} chunks  {row['file__path']}")
     longest = sorted(
         (file for file in files if file["path"].lower().endswith((".html", ".htm", ".pdf", ".txt"))),
-        key=lambda file: -sizes.get(file["path"], 0),
+        key=lambda file: -file["size"],
     )
     book = [file for file in files if file["path"] == "git/user-manual.html"]
     print("longest documents and the one-page book (the issue: a long one is indexed, not skipped):")
     for file in [*longest[:3], *book]:
         print(
-            f"  {sizes.get(file['path'], 0) / 1e3:8.0f} kB  {file['status']:8s} {file['chunk_count']:5d} chunks"
+            f"  {file['size'] / 1e3:8.0f} kB  {file['status']:8s} {file['chunk_count']:5d} chunks"
             f"  {file['path']}  {file['error'][:120]}"
         )
     slowest = (

@@ -111,8 +111,7 @@ def procfile_process(name: str, *, ready: str) -> Iterator[subprocess.Popen[byte
     """The Procfile's line ``name`` as `python -m ...`, ready once its log shows ``ready``."""
     from tests.support.servers import procfile_command, spawn, stop, wait_until_ready
 
-    prefix, module = procfile_command(name)
-    module = [f"--hostname=bench-watcher-{os.getpid()}@%h" if arg.startswith("--hostname") else arg for arg in module]
+    prefix, module = procfile_command(name, hostname=f"bench-watcher-{os.getpid()}@%h")
     log_path = ROOT / "var" / f"bench-watcher-{name}.log"
     process = spawn(module, env={**os.environ, "LOG_LEVEL": "INFO"}, log_path=log_path, prefix=prefix)
     try:

@@ -180,6 +180,7 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
         return "binary data: most of it cannot be read as text"
     head = text[:_HEAD_CHARS]
     lower_path = path.lower()
+    script = PurePosixPath(lower_path).suffix in _SCRIPTS
     if head.lstrip().startswith('{"version":3') and '"mappings"' in text:
         return "source map: maps generated code back to its sources; only debuggers read it"
     for marker, tool in _SEARCH_INDEX_MARKERS:
@@ -189,7 +190,7 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
         return None
     if "MDBookSidebarScrollbox" in head:  # whatever a theme names it
         return "generated code: mdBook's table of contents script, the whole sidebar in one string"
-    if lower_path.endswith((".js", ".mjs", ".cjs")) and "Sphinx" in _opening_comment(head):
+    if script and "Sphinx" in _opening_comment(head):
         # Sphinx's scripts (sidebar.js, its jQuery shim...) name it in their header, wherever they
         # are: out of _static/ too, e.g. in the folder a browser saves a page's assets to.
         return "theme file: a script of Sphinx's HTML theme (its opening comment says so), not content"
@@ -200,13 +201,13 @@ def junk_by_content(*, path: str, mime_type: str, data: bytes) -> str | None:
     minified = _long_lines_reason(text=text, language=language)
     if minified:
         return minified
-    if lower_path.endswith((".js", ".mjs", ".cjs")) and head.lstrip().startswith("/*!"):
+    if script and head.lstrip().startswith("/*!"):
         # A preserved licence banner: how distributed libraries (jQuery, Select2...) begin.
         return "third-party script: a library's distribution file (it opens with its licence banner)"
     if any(marker in text for marker in _BUNDLE_MARKERS):
         return f"generated code: bundled {language} (build tool output)"
     tail = data[-500:].decode("utf-8", errors="replace")
-    if _SOURCE_MAP_REFERENCE.search(tail) and lower_path.endswith((".js", ".mjs", ".cjs", ".css")):
+    if _SOURCE_MAP_REFERENCE.search(tail) and (script or lower_path.endswith(".css")):
         return f"generated code: compiled {language} (it references a source map)"
     return None
 

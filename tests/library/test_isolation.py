@@ -14,7 +14,7 @@ from apps.library.models import Chunk, File, IndexingJob
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
 from tests.support import junk_samples as samples
-from tests.support.documents import pdfium_pdf_bytes
+from tests.support.documents import long_log_pages, pdfium_pdf_bytes
 from tests.support.files import write
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
 from workers.queues import ALL_QUEUES
@@ -151,9 +151,7 @@ def test_a_long_page_is_indexed_whole_and_the_cap_is_what_the_budget_can_embed(r
 def test_a_600_page_pdf_is_indexed_to_its_last_page(root, folder):
     """Over the old 500-page limit: written by PDFium, read by the real pipeline, and its last
     page's words found by search at their page."""
-    pages = [f"Chapter {n}: the harbour master's log.\nTides and mooring fees, page {n}." for n in range(1, 601)]
-    pages[-1] = "The last page.\nHarbour closes for winter: code WINTER-6600."
-    write(root, "harbour-log.pdf", pdfium_pdf_bytes(pages))
+    write(root, "harbour-log.pdf", pdfium_pdf_bytes(long_log_pages()))
     folder_index(folder_id=folder.pk, inline=True)
     log = File.objects.get(folder=folder, path="harbour-log.pdf")
     assert (log.status, log.error) == ("indexed", "")

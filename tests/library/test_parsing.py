@@ -3,7 +3,7 @@ import json
 import pytest
 
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
-from tests.support.documents import docx_bytes, encrypted_pdf_bytes, pdf_bytes, pdfium_pdf_bytes
+from tests.support.documents import docx_bytes, encrypted_pdf_bytes, long_log_pages, pdf_bytes, pdfium_pdf_bytes
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -66,9 +66,7 @@ def test_encrypted_or_corrupt_pdf_fails_with_a_reason(data, reason):
 
 def test_a_long_pdf_is_read_to_its_last_page():
     """No page limit (there was one of 500): the time budget and the text cap bound a long PDF."""
-    pages = [f"Chapter {n}: the harbour master's log.\nTides and mooring fees, page {n}." for n in range(1, 601)]
-    pages[-1] = "The last page.\nHarbour closes for winter: code WINTER-6600."
-    document = parse(pdfium_pdf_bytes(pages), "application/pdf", "log.pdf")
+    document = parse(pdfium_pdf_bytes(long_log_pages()), "application/pdf", "log.pdf")
     assert [s.page for s in document.segments] == list(range(1, 601))
     assert "WINTER-6600" in document.text[document.segments[-1].start :]
     assert "page 599." in document.text[document.segments[-2].start : document.segments[-1].start]

@@ -42,6 +42,13 @@ def pdf_bytes(pages: list[str]) -> bytes:
     return out.getvalue()
 
 
+def long_log_pages() -> list[str]:
+    """600 pages (over the old 500-page limit), the last one holding the code WINTER-6600."""
+    pages = [f"Chapter {n}: the harbour master's log.\nTides and mooring fees, page {n}." for n in range(1, 601)]
+    pages[-1] = "The last page.\nHarbour closes for winter: code WINTER-6600."
+    return pages
+
+
 def pdfium_pdf_bytes(pages: list[str]) -> bytes:
     """A PDF written by PDFium (pypdfium2), one page per string, each line a Helvetica text object.
 

@@ -88,12 +88,13 @@ def spawn(
         )
 
 
-def procfile_command(name: str) -> tuple[list[str], list[str]]:
+def procfile_command(name: str, *, hostname: str | None = None) -> tuple[list[str], list[str]]:
     """The Procfile's line `name` as (launcher prefix, `python -m` arguments) for `spawn`.
 
     Its `${VAR:-default}` expanded as honcho's shell does; a leading `nice -n N` kept as the
     prefix (an operator's CPU priority is part of what a bench measures); `.venv/bin/celery ...`
-    becomes `celery ...` and `.venv/bin/python manage.py <command>` becomes `django <command>`."""
+    becomes `celery ...` and `.venv/bin/python manage.py <command>` becomes `django <command>`.
+    `hostname` replaces the line's worker node name, so a bench's worker never meets another's."""
     line = next(line for line in (BASE_DIR / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
     command = subprocess.run(
         ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
@@ -103,6 +104,8 @@ def procfile_command(name: str) -> tuple[list[str], list[str]]:
     if words[0] == "nice":
         prefix, words = words[:3], words[3:]
     program, *args = words
+    if hostname is not None:
+        args = [f"--hostname={hostname}" if arg.startswith("--hostname") else arg for arg in args]
     return prefix, (["celery", *args] if program.endswith("celery") else ["django", *args[1:]])
 
 
