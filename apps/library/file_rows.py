@@ -29,6 +29,7 @@ def file_settle(
             indexed_checksum=checksum,
             indexed_at=timezone.now(),
             chunk_count=0,
+            token_count=0,
             preview="",
             digest="",
             embedding=None,

@@ -338,6 +338,7 @@ def _file_write(claimed: Claimed, vectors: np.ndarray) -> FileOutcome:
                 indexed_checksum=file.checksum,
                 indexed_at=timezone.now(),
                 chunk_count=len(claimed.pieces),
+                token_count=sum(piece.token_count for piece in claimed.pieces),
                 index_claim="",
             )
             if not updated:

@@ -96,6 +96,8 @@ class File(TimestampedModel):
     indexed_checksum = models.CharField(max_length=128, blank=True, help_text="Checksum of the indexed content.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
+    # The keyword search's length of the file as a whole (apps/search/statements.py).
+    token_count = models.PositiveIntegerField(default=0, db_default=0, help_text="Tokens in the file's chunks.")
     # What the source needs to read the file again, e.g. the target of a Drive shortcut.
     source_extra = models.JSONField(default=dict, blank=True, db_default=Value({}, output_field=models.JSONField()))
     # Who is indexing the file and since when: a conditional UPDATE claims it (a redelivered task

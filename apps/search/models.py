@@ -2,7 +2,8 @@
 
 Chunks keep their tsvector in ``library_chunk.search_vector``; these tables add what BM25 needs
 and a tsvector cannot tell: how many chunks of the folder hold each lexeme (document frequency)
-and the folder's chunk count and total length in tokens (for IDF and the average length). They are
+and the folder's chunk count and total length in tokens (for IDF and the average length), and
+the same per file (the keyword search scores each file as a whole too). They are
 rebuilt by ``services.folder_lexeme_stats_refresh``; search reads them in its one statement and
 tolerates them being stale or missing.
 """
@@ -21,6 +22,7 @@ class FolderTermStats(models.Model):
     total_tokens = models.BigIntegerField(
         default=0, db_default=0, help_text="Sum of the chunks' token_count: BM25's average document length."
     )
+    file_count = models.BigIntegerField(null=True, help_text="Files with such a chunk; NULL before the first recount.")
     refreshed_at = models.DateTimeField()
 
     def __str__(self) -> str:
@@ -36,6 +38,7 @@ class FolderLexeme(models.Model):
     folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="+", db_index=False)
     lexeme = models.TextField()
     document_count = models.IntegerField()
+    file_count = models.IntegerField(null=True, help_text="Files holding it; NULL before the first recount.")
 
     def __str__(self) -> str:
         return f"{self.lexeme} in {self.document_count} chunks of folder {self.folder_id}"

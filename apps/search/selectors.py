@@ -43,20 +43,11 @@ KEYWORD_CANDIDATE_CAP = 1000
 BM25_K1 = 1.2
 BM25_B = 0.75
 # Hybrid only: keyword matches scoring below this share of the best one are left out of the
-# fusion, so chunks sharing only a common word with the question cannot outvote an exact match
-# ("5,155.13": the statement holding it, not abstracts holding "5"). Cranfield nDCG@10: 0.402
-# either way; bench/search_keywords.py with distractors: hit@3 25/26 -> 26/26.
-KEYWORD_FUSION_MIN_SHARE = 0.4
-# Hybrid Rocchio feedback (statements._FEEDBACK): how many of the best fused rows are taken as
-# relevant, and the weight of distance to their centroid next to distance to the question.
-# nDCG@10 with the weight at 2 / 1 / 0: Cranfield 0.416 / 0.414 / 0.400, CACM 0.571 / 0.568 /
-# 0.556 (bench/search_quality.py, 256 tokens, SEARCH_RRF_K 20). Two rows, not three: a question
-# after one page (Debian's man pages, one relevant page of several chunks) drifts less, 0.689 ->
-# 0.701, while Cranfield, CACM and their titles-only variants move by 0.001 at most. The feedback
-# rows' lexemes are not added to the question: +0.006 on Cranfield, -0.030 on CACM (whose
-# abstracts' rare words are author names).
-FEEDBACK_ROWS = 2
-FEEDBACK_VECTOR_WEIGHT = 2.0
+# fusion, so chunks sharing only common words with the question cannot outvote an exact match
+# that the vector side misses. At 0.1 nDCG@10 is that of plain RRF on all 7 collections of
+# bench/search_quality.py; at 0.4 it cost CACM's titles 0.008 (a match on one of a title's few
+# words is most of its score).
+KEYWORD_FUSION_MIN_SHARE = 0.1
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
 
@@ -74,8 +65,8 @@ def chunk_search(
 ) -> list[SearchHit]:
     """The folder's best chunks for ``query``.
 
-    ``weights`` scale the (vector, keyword) RRF terms, in hybrid mode those of the feedback round
-    too; ``query_vector`` is the question's embedding when the caller already has it.
+    ``weights`` scale the (vector, keyword) RRF terms; ``query_vector`` is the question's embedding
+    when the caller already has it.
     """
     question = _question(query=query, k=k, mode=mode, filters=filters, query_vector=query_vector)
     if question is None:
@@ -245,7 +236,6 @@ def _params(
     which also caps the candidates; without it every lexeme selects, as many as a scanned folder has rows."""
     depth = question.depth
     keyword_rows = max(KEYWORD_CANDIDATE_CAP, 10 * depth)
-    fusion = question.keyword and question.embedding is not None
     return {
         "folder_id": folder_id,
         "query": question.text,
@@ -256,15 +246,13 @@ def _params(
         "vector_buckets": vector_index.BUCKETS,
         "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
-        "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
+        "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if question.keyword and question.embedding else 0.0,
         "keyword_cap": keyword_rows if row_budget else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
         "term_budget": keyword_rows if row_budget else None,
         "posting_scale": posting_scale,
         "posting_budget": planning.KEYWORD_POSTING_BUDGET,
         "bm25_k1": BM25_K1,
         "bm25_b": BM25_B,
-        "feedback_rows": FEEDBACK_ROWS,
-        "feedback_vector_weight": FEEDBACK_VECTOR_WEIGHT,
         "rrf_k": settings.SEARCH_RRF_K if rrf_k is None else rrf_k,
         "vector_weight": float(weights[0]),
         "keyword_weight": float(weights[1]),

@@ -77,6 +77,7 @@ def test_inline_folder_index_indexes_each_type_and_records_why_others_were_not(m
     assert not chunks.filter(Q(search_vector__isnull=True) | Q(embedding__isnull=True)).exists()
     taxes = File.objects.get(folder=folder, path="notes/taxes.md")
     assert taxes.chunk_count > 3 and taxes.embedding is not None and taxes.indexed_checksum == taxes.checksum
+    assert taxes.token_count == sum(Chunk.objects.filter(file=taxes).values_list("token_count", flat=True)) > 0
     assert taxes.preview.startswith("# Taxes Deduction rule 0") and "Q4-2024" in taxes.digest
     assert Chunk.objects.filter(file=taxes, chunk_index=1).get().location["heading"] == ["Taxes"]
     assert Chunk.objects.get(file__path="scans/report.pdf", chunk_index=0).location["page"] == 1

@@ -1,5 +1,5 @@
-"""The keyword side's BM25 as bm25s computes it: repeated question words, all lexemes of a small
-folder, and the question's embedding computed once per text."""
+"""The keyword side's BM25 as bm25s computes it: repeated question words, each file scored as a
+whole too, all lexemes of a small folder, and the question's embedding computed once per text."""
 
 import pytest
 
@@ -30,6 +30,24 @@ def test_a_word_the_question_repeats_counts_more(user):
     )
     assert [hit.chunk_id for hit in hits] == [volcano.pk, glacier.pk]
     assert hits[0].keyword_score > hits[1].keyword_score
+
+
+def test_a_passage_in_a_file_about_the_question_comes_first(user):
+    folder = _folder(user, "evidence")
+    # The same passage twice: its own BM25 cannot tell them apart, the files around it can.
+    filler = "notes on the harbour crane schedule"
+    (aside,) = make_chunks(make_file(folder, "aside.txt"), ["glacier survey notes", filler, filler, filler])[:1]
+    (about,) = make_chunks(
+        make_file(folder, "glaciers.txt"),
+        ["glacier survey notes", "glacier ice depth", "glacier moraine walk", "glacier melt season"],
+    )[:1]
+    make_chunks(make_file(folder, "filler.txt"), [f"field notes {i}" for i in range(10)])
+    folder_lexeme_stats_refresh(folder_id=folder.pk)
+    hits = chunk_search(folder_id=folder.pk, query="glacier survey", k=5, mode=SearchMode.KEYWORD)
+    assert aside.pk < about.pk  # the tie-break alone would put the aside first
+    assert [hit.chunk_id for hit in hits[:2]] == [about.pk, aside.pk]
+    hybrid = chunk_search(folder_id=folder.pk, query="glacier survey", k=5, weights=(0.0, 1.0))
+    assert [hit.chunk_id for hit in hybrid[:2]] == [about.pk, aside.pk]
 
 
 def test_a_scanned_folder_ranks_chunks_holding_only_common_words(user, monkeypatch):

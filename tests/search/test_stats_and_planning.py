@@ -15,6 +15,7 @@ def test_refresh_counts_documents_per_lexeme(corpus):
     assert 0 < stats.average_length < 40
     df = dict(FolderLexeme.objects.filter(folder_id=corpus.folder.pk).values_list("lexeme", "document_count"))
     assert df["revenu"] == 1 and df["q4"] == 1 and df["treasur"] == 1
+    assert stats.file_count == len(corpus.files)
 
     extra = make_file(corpus.folder, "more.md")
     make_chunks(extra, ["More revenue.", "Revenue again."])
@@ -26,7 +27,10 @@ def test_refresh_counts_documents_per_lexeme(corpus):
         == sum(Chunk.objects.filter(folder=corpus.folder).values_list("token_count", flat=True))
         > 0
     )
-    assert FolderLexeme.objects.get(folder_id=corpus.folder.pk, lexeme="revenu").document_count == 3
+    revenue = FolderLexeme.objects.get(folder_id=corpus.folder.pk, lexeme="revenu")
+    # In three chunks of two files: the report's, and both of more.md's.
+    assert (revenue.document_count, revenue.file_count) == (3, 2)
+    assert refreshed.file_count == len(corpus.files) + 1
 
 
 @pytest.mark.django_db

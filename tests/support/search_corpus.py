@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models import F
 
 from apps.embeddings.providers import get_embedder
 from apps.library.models import Chunk, File, Folder
@@ -85,7 +86,9 @@ def make_file(
 
 
 def make_chunks(file: File, texts: list[str], *, embeddings: list[np.ndarray] | None = None) -> list[Chunk]:
+    """Chunks of a word a token, added to the file's token count as indexing counts it."""
     vectors = embeddings or list(get_embedder("hash").embed_documents(texts))
+    File.objects.filter(pk=file.pk).update(token_count=F("token_count") + sum(len(text.split()) for text in texts))
     return Chunk.objects.bulk_create(
         Chunk(
             file=file,
