@@ -46,7 +46,7 @@ BM25_B = 0.75
 # fusion, so chunks sharing only common words with the question cannot outvote an exact match
 # that the vector side misses. At 0.1 nDCG@10 is that of plain RRF on all 7 collections of
 # bench/search_quality.py; at 0.4 it cost CACM's titles 0.008 (a match on one of a title's few
-# words is most of its score).
+# words is most of its score). Exact codes are kept on top by the phrase vote (statements).
 KEYWORD_FUSION_MIN_SHARE = 0.1
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
@@ -236,6 +236,7 @@ def _params(
     which also caps the candidates; without it every lexeme selects, as many as a scanned folder has rows."""
     depth = question.depth
     keyword_rows = max(KEYWORD_CANDIDATE_CAP, 10 * depth)
+    fusion = question.keyword and question.embedding is not None
     return {
         "folder_id": folder_id,
         "query": question.text,
@@ -246,7 +247,8 @@ def _params(
         "vector_buckets": vector_index.BUCKETS,
         "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
-        "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if question.keyword and question.embedding else 0.0,
+        "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
+        "phrase_vote": fusion,
         "keyword_cap": keyword_rows if row_budget else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
         "term_budget": keyword_rows if row_budget else None,
         "posting_scale": posting_scale,

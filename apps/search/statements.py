@@ -213,18 +213,37 @@ keyword_scored AS (
     LIMIT %(keyword_depth)s
 ),"""
 
+# In fusion, a match far below the best one (common words only, next to an exact code) would
+# vote as much as any rank does; below this share of the top score it does not vote at all.
+# Rows holding the whole question as a phrase of two lexemes or more ("INV-20935", "5,155.13",
+# a manual page's summary line) vote once more, ranked among themselves: RRF counts ranks, not
+# how far a match stands above the rest, so an exact code the vector side cannot see would
+# otherwise lose to rows both sides rank fairly well for one of its parts.
+# (Materialised, the phrase query is made once, not once for each row that reads it.)
 _KEYWORD_RANKED = """
--- In fusion, a match far below the best one (common words only, next to an exact code) would
--- vote as much as any rank does; below this share of the top score it does not vote at all.
+phrase_query AS MATERIALIZED (
+    SELECT phraseto_tsquery(library_folder_regconfig(%(folder_id)s), %(query)s) AS tsq
+),
+keyword_phrases AS (
+    SELECT s.id, s.file_id, s.score,
+           %(phrase_vote)s AND numnode(p.tsq) > 1 AND c.search_vector @@ p.tsq AS phrase
+    FROM keyword_scored s
+    JOIN keyword_candidates c ON c.id = s.id
+    CROSS JOIN phrase_query p
+    WHERE s.score >= %(keyword_min_share)s::float8 * (SELECT max(score) FROM keyword_scored)
+),
 keyword_ranked AS (
-    SELECT id, file_id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM keyword_scored
-    WHERE score >= %(keyword_min_share)s::float8 * (SELECT max(score) FROM keyword_scored)
+    SELECT id, file_id, score, row_number() OVER ranking AS rank,
+           CASE WHEN phrase THEN count(*) FILTER (WHERE phrase) OVER ranking END AS phrase_rank
+    FROM keyword_phrases
+    WINDOW ranking AS (ORDER BY score DESC, id)
 )"""
 
 _NO_KEYWORD = """
 keyword_ranked AS (
-    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::bigint AS rank WHERE false
+    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::bigint AS rank,
+           NULL::bigint AS phrase_rank
+    WHERE false
 )"""
 
 # The HNSW leg orders and limits in its own subquery, which is what lets the index serve it.
@@ -273,7 +292,8 @@ fused AS (
            coalesce(v.file_id, k.file_id) AS file_id,
            v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
-             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0)
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.phrase_rank), 0) AS score
     FROM vector_ranked v
     FULL OUTER JOIN keyword_ranked k ON k.id = v.id
     ORDER BY score DESC, chunk_id

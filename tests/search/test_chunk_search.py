@@ -98,11 +98,22 @@ def _rrf_terms(weight: float, rrf_k: int, ranks: int) -> list[float]:
 
 
 def test_hybrid_scores_are_rrf_of_the_two_rankings(corpus):
-    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=20, rrf_k=10, weights=(2.0, 0.5))
+    hits = chunk_search(folder_id=corpus.folder.pk, query="outlook revenue", k=20, rrf_k=10, weights=(2.0, 0.5))
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
-    # Each score is one vector term plus one keyword term, either of which may be missing.
+    # Each score is one vector term plus one keyword term, either of which may be missing (no row
+    # holds "outlook revenue" in that order).
     sums = {round(v + k, 12) for v in _rrf_terms(2.0, 10, 100) for k in _rrf_terms(0.5, 10, 100)}
     assert all(round(hit.score, 12) in sums for hit in hits)
+
+
+def test_a_row_holding_the_question_as_a_phrase_votes_once_more(corpus):
+    hits = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=20, rrf_k=10, weights=(2.0, 0.5))
+    finance = next(hit for hit in hits if hit.chunk_id == corpus.chunks["finance"].pk)
+    # "Quarterly revenue figures rose again": the question's three words in a row.
+    assert finance.keyword_rank == 1
+    assert finance.score == pytest.approx(2.0 / (10 + finance.vector_rank) + 0.5 / 11 + 0.5 / 11)
+    keyword = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=1, rrf_k=10, mode=SearchMode.KEYWORD)
+    assert keyword[0].score == pytest.approx(1 / 11)  # only in fusion
 
 
 def test_weights_can_switch_a_side_off(corpus):
