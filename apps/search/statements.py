@@ -175,11 +175,12 @@ _BM25_TERM = (
 
 # Each candidate chunk's BM25, and its file's, as if the file were one document: its term
 # frequencies are those of its candidate chunks added up, its length its tokens, its IDF from the
-# files holding the lexeme. A chunk scores both, each scaled by the best of its kind: a passage about the question
-# in a file about it comes first (passage and document evidence, as in Callan, SIGIR 1994).
-# nDCG@10 against the chunk's BM25 alone (bench/search_quality.py): King James Bible, a chapter
-# of four chunks a document, 0.793 -> 0.809 (bm25s over whole chapters 0.819); Debian's man
-# pages 0.630 -> 0.665; one-chunk documents (Cranfield, CACM, CISI) move by 0.003 at most.
+# files holding the lexeme. A chunk scores both, each scaled by the best of its kind (equal
+# weights, not tuned): a passage about the question in a file about it comes first (passage and
+# document evidence, as in Callan, SIGIR 1994). nDCG@10 against the chunk's BM25 alone
+# (bench/search_quality.py): King James Bible, a chapter of four chunks a document, 0.793 ->
+# 0.809 (bm25s over whole chapters 0.819); Debian's man pages 0.630 -> 0.665; Cranfield, CACM
+# and CISI (about a chunk a document) +0.003 to +0.007.
 _KEYWORD_SCORES = """
 chunk_bm25 AS MATERIALIZED (
     SELECT t.id, t.file_id, sum(t.qtf * {chunk_term}) AS score
@@ -188,8 +189,7 @@ chunk_bm25 AS MATERIALIZED (
     GROUP BY t.id, t.file_id
 ),
 keyword_files AS MATERIALIZED (
-    SELECT f.id AS file_id,
-           greatest(f.token_count, 1)::float8 AS length
+    SELECT f.id AS file_id, greatest(f.token_count, 1)::float8 AS length
     FROM library_file f
     WHERE f.id IN (SELECT file_id FROM keyword_terms)
 ),
