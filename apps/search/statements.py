@@ -177,7 +177,10 @@ _BM25_TERM = (
 # frequencies are those of its candidate chunks added up, its length its tokens, its IDF from the
 # files holding the lexeme. A chunk scores both, each scaled by the best of its kind (equal
 # weights, not tuned): a passage about the question in a file about it comes first (passage and
-# document evidence, as in Callan, SIGIR 1994). nDCG@10 against the chunk's BM25 alone
+# document evidence, as in Callan, SIGIR 1994). The file's other matching chunks rank high too,
+# which is what lets fusion agree on a file whose best chunks differ between the two sides:
+# giving the file's score to its best chunk alone kept keyword nDCG@10 and cost the hybrid 0.017
+# on King James, 0.025 on the man pages. nDCG@10 against the chunk's BM25 alone
 # (bench/search_quality.py): King James Bible, a chapter of four chunks a document, 0.793 ->
 # 0.809 (bm25s over whole chapters 0.819); Debian's man pages 0.630 -> 0.665; Cranfield, CACM
 # and CISI (about a chunk a document) +0.003 to +0.007.
@@ -216,9 +219,7 @@ keyword_scored AS (
 # In fusion, a match far below the best one (common words only, next to an exact code) would
 # vote as much as any rank does; below this share of the top score it does not vote at all.
 # Rows holding the whole question as a phrase of two lexemes or more ("INV-20935", "5,155.13",
-# a manual page's summary line) vote once more, ranked among themselves: RRF counts ranks, not
-# how far a match stands above the rest, so an exact code the vector side cannot see would
-# otherwise lose to rows both sides rank fairly well for one of its parts.
+# a manual page's summary line) are marked for the phrase vote in fusion (_FUSED).
 # (Materialised, the phrase query is made once, not once for each row that reads it.)
 _KEYWORD_RANKED = """
 phrase_query AS MATERIALIZED (
@@ -233,16 +234,14 @@ keyword_phrases AS (
     WHERE s.score >= %(keyword_min_share)s::float8 * (SELECT max(score) FROM keyword_scored)
 ),
 keyword_ranked AS (
-    SELECT id, file_id, score, row_number() OVER ranking AS rank,
-           CASE WHEN phrase THEN count(*) FILTER (WHERE phrase) OVER ranking END AS phrase_rank
+    SELECT id, file_id, score, phrase, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM keyword_phrases
-    WINDOW ranking AS (ORDER BY score DESC, id)
 )"""
 
 _NO_KEYWORD = """
 keyword_ranked AS (
-    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::bigint AS rank,
-           NULL::bigint AS phrase_rank
+    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::boolean AS phrase,
+           NULL::bigint AS rank
     WHERE false
 )"""
 
@@ -285,17 +284,30 @@ _INDEXED_OR_EXACT_TOP = """
     UNION ALL
     (SELECT * FROM vector_exact ORDER BY distance, id LIMIT %(vector_depth)s)"""
 
-# RRF: a side that did not find the row adds nothing.
+# RRF: a side that did not find the row adds nothing. The rows holding the question as a phrase
+# vote once more, in the order RRF gives them: RRF counts ranks, not how far a match stands above
+# the rest, so an exact code the vector side cannot see ("INV-20935") would otherwise lose to rows
+# both sides rank fairly well for one of its parts ("INV"), while a phrase most matches hold
+# ("W-2") keeps RRF's order among them.
 _FUSED = """
-fused AS (
+legs AS (
     SELECT coalesce(v.id, k.id) AS chunk_id,
            coalesce(v.file_id, k.file_id) AS file_id,
-           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
+           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score, k.phrase,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
-             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0)
-             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.phrase_rank), 0) AS score
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS rrf
     FROM vector_ranked v
     FULL OUTER JOIN keyword_ranked k ON k.id = v.id
+),
+fused AS (
+    SELECT chunk_id, file_id, vector_rank, keyword_rank, distance, keyword_score,
+           rrf + coalesce(
+               %(keyword_weight)s::float8
+                 / (%(rrf_k)s + CASE WHEN phrase THEN count(*) FILTER (WHERE phrase) OVER by_rrf END),
+               0
+           ) AS score
+    FROM legs
+    WINDOW by_rrf AS (ORDER BY rrf DESC, chunk_id)
     ORDER BY score DESC, chunk_id
     LIMIT %(k)s
 )"""

@@ -73,7 +73,8 @@ def test_search_marks_the_query_words_and_opens_the_document_page(page: Page, fo
     expect(markup.locator("mark")).to_have_text(["federal", "tax", "withheld"])
     assert page.title() != "pwned"
 
-    page.goto(f"/folders/{folder.pk}/search?q=federal+tax+withheld")  # a search from its URL
+    # A search from its URL (the W-2's own words: markup.html now holds "federal tax withheld" as written).
+    page.goto(f"/folders/{folder.pk}/search?q=federal+income+tax+withheld")
     link = results.first.get_by_role("link")
     link.focus()
     page.keyboard.press("Enter")
