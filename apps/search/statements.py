@@ -10,9 +10,10 @@ Shape of the chunk statement (DESIGN §6):
 
     query_terms -> corpus -> weighted_terms -> keyword_query      lexemes, IDF, an OR tsquery
     keyword_candidates (folder scan or GIN) -> keyword_terms      <= cap rows, their question lexemes
-    chunk_bm25, keyword_files -> file_bm25 -> keyword_ranked      each chunk's BM25 plus its file's
+    chunk_bm25, keyword_files -> file_bm25 -> keyword_scored      each chunk's BM25 plus its file's
+    phrase_query -> keyword_phrases -> keyword_ranked             rows holding the question as a phrase
     vector_* (HNSW or exact, own ORDER BY .. LIMIT) -> vector_ranked
-    fused: FULL OUTER JOIN on chunk id, RRF                        then chunks and files joined once
+    legs: FULL OUTER JOIN on chunk id, RRF -> fused: phrase vote   then chunks and files joined once
 """
 
 from __future__ import annotations
