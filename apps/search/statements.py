@@ -200,9 +200,9 @@ keyword_files AS MATERIALIZED (
 file_bm25 AS MATERIALIZED (
     SELECT t.file_id, sum(t.qtf * {file_term}) AS score
     FROM (
-        SELECT file_id, lexeme, min(qtf) AS qtf, min(file_idf) AS idf, sum(tf) AS tf
+        SELECT file_id, qtf, file_idf AS idf, sum(tf) AS tf
         FROM keyword_terms
-        GROUP BY file_id, lexeme
+        GROUP BY file_id, lexeme, qtf, file_idf
     ) t
     JOIN keyword_files f ON f.file_id = t.file_id
     CROSS JOIN (SELECT coalesce(file_avgdl, (SELECT avg(length) FROM keyword_files), 1) AS avgdl FROM corpus) a

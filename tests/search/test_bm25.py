@@ -36,11 +36,11 @@ def test_a_passage_in_a_file_about_the_question_comes_first(user):
     folder = _folder(user, "evidence")
     # The same passage twice: its own BM25 cannot tell them apart, the files around it can.
     filler = "notes on the harbour crane schedule"
-    (aside,) = make_chunks(make_file(folder, "aside.txt"), ["glacier survey notes", filler, filler, filler])[:1]
-    (about,) = make_chunks(
+    aside = make_chunks(make_file(folder, "aside.txt"), ["glacier survey notes", filler, filler, filler])[0]
+    about = make_chunks(
         make_file(folder, "glaciers.txt"),
         ["glacier survey notes", "glacier ice depth", "glacier moraine walk", "glacier melt season"],
-    )[:1]
+    )[0]
     make_chunks(make_file(folder, "filler.txt"), [f"field notes {i}" for i in range(10)])
     folder_lexeme_stats_refresh(folder_id=folder.pk)
     hits = chunk_search(folder_id=folder.pk, query="glacier survey", k=5, mode=SearchMode.KEYWORD)

@@ -88,7 +88,8 @@ def make_file(
 def make_chunks(file: File, texts: list[str], *, embeddings: list[np.ndarray] | None = None) -> list[Chunk]:
     """Chunks of a word a token, added to the file's token count as indexing counts it."""
     vectors = embeddings or list(get_embedder("hash").embed_documents(texts))
-    File.objects.filter(pk=file.pk).update(token_count=F("token_count") + sum(len(text.split()) for text in texts))
+    tokens = [len(text.split()) for text in texts]
+    File.objects.filter(pk=file.pk).update(token_count=F("token_count") + sum(tokens))
     return Chunk.objects.bulk_create(
         Chunk(
             file=file,
@@ -97,9 +98,9 @@ def make_chunks(file: File, texts: list[str], *, embeddings: list[np.ndarray] | 
             text=text,
             embedding=vector,
             location={"chunk": i},
-            token_count=len(text.split()),
+            token_count=count,
         )
-        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        for i, (text, vector, count) in enumerate(zip(texts, vectors, tokens, strict=True))
     )
 
 
