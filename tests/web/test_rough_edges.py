@@ -128,3 +128,15 @@ def test_the_readme_section_renders_lists_code_and_escapes_the_rest() -> None:
     assert Block("text", text="<script>x</script> `a<b>` **c**").html == (
         "&lt;script&gt;x&lt;/script&gt; <code>a&lt;b&gt;</code> <strong>c</strong>"
     )
+
+
+def test_a_source_picked_before_the_page_script_runs_still_shows_its_side_of_the_form(page: Page, user) -> None:
+    held: list[Route] = []
+    # The page's script waits until the choice is made.
+    page.route("**/web/js/folders.js", lambda route: held.append(route))
+    log_in(page)
+    page.locator("#add-folder-form").get_by_label("Google Drive").check()
+    assert len(held) == 1
+    held[0].continue_()
+    expect(page.locator("#drive-status")).to_have_text("Google Drive is not configured on this server.")
+    expect(page.get_by_role("textbox", name="Directory path")).to_be_hidden()

@@ -289,10 +289,12 @@ function setUpAddForm() {
   const notice = document.getElementById("drive-notice");
   if (notice) {
     form.elements.source.value = "drive";
-    showSource();
-    notice.focus();
     history.replaceState(null, "", "/"); // a reload must not replay the one-time callback
   }
+  // The form as it stands now: a source picked before this script ran, or restored by the browser on
+  // Back, fired its change event before the listener above existed.
+  showSource();
+  notice?.focus();
 }
 
 closeOnLeave(() => [...cards.values()].map((entry) => entry.stream).filter(Boolean));
