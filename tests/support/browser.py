@@ -21,3 +21,6 @@ def log_in(page: Page, username: str = "alice", password: str = PASSWORD) -> Non
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Your folders")).to_be_visible()
+    # The heading is server-rendered: wait for the page's scripts too, as `goto` does, so that a test's
+    # first click does not beat the listener it is meant for.
+    page.wait_for_load_state()

@@ -131,10 +131,11 @@ def test_the_readme_section_renders_lists_code_and_escapes_the_rest() -> None:
 
 
 def test_a_source_picked_before_the_page_script_runs_still_shows_its_side_of_the_form(page: Page, user) -> None:
+    log_in(page)
     held: list[Route] = []
     # The page's script waits until the choice is made.
     page.route("**/web/js/folders.js", lambda route: held.append(route))
-    log_in(page)
+    page.goto("/", wait_until="commit")
     page.locator("#add-folder-form").get_by_label("Google Drive").check()
     assert len(held) == 1
     held[0].continue_()
