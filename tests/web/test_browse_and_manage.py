@@ -143,6 +143,9 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     card = page.locator(".folder-card").filter(has=page.get_by_role("link", name="Household notes", exact=True))
     expect(card).to_be_visible()
     card.get_by_role("link", name="Settings of Household notes").click()
+    # The button is server-rendered; its listener comes with the page's script.
+    expect(page).to_have_url(re.compile(r"/folders/\d+/settings$"))
+    page.wait_for_load_state()
 
     remove = page.get_by_role("button", name="Remove folder…")
     remove.focus()
