@@ -1,5 +1,9 @@
 """Junk is skipped with a reason a person understands; prose and real source code are indexed."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from apps.library.indexing import folder_index
@@ -88,6 +92,33 @@ def test_a_documentation_site_indexes_its_pages_and_none_of_its_scripts(root, fo
     assert result["site/assets/js/chapter-loader.js"][1] == "generated code: bundled JavaScript (build tool output)"
 
 
+@pytest.mark.parametrize("theme", ["mkdocs", "readthedocs", "material"])
+def test_a_site_built_by_mkdocs_indexes_its_pages_and_none_of_its_scripts_or_styles(root, folder, theme):
+    """Real MkDocs output (its two built-in themes and Material): every script and stylesheet of
+    the build is skipped with a reason, whatever its name; the pages are indexed."""
+    folder.exclude_patterns = ""
+    folder.save()
+    source = root.parent / "garden-handbook"
+    samples.mkdocs_sources(source, theme=theme)
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(root / "site")],
+        cwd=source,
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+    folder_index(folder_id=folder.pk, inline=True)
+
+    result = outcomes(folder)
+    assets = {path: outcome for path, outcome in result.items() if path.endswith((".js", ".css", ".json"))}
+    assert len(assets) >= 5, assets  # the theme's scripts, styles and search index were listed
+    assert all(status == "skipped" and error for status, error in assets.values()), assets
+    indexed = {path for path, (status, _) in result.items() if status == "indexed"}
+    assert {"site/index.html", "site/watering/index.html", "site/soil/index.html"} <= indexed
+    assert not {path for path in indexed if not path.endswith(".html")}, indexed
+    assert result["site/sitemap.xml"][1].startswith("sitemap:")
+
+
 @pytest.mark.parametrize("name", ["sidebar.js", "_sphinx_javascript_frameworks_compat.js", "searchtools.js"])
 def test_sphinx_theme_scripts_are_known_by_their_opening_comment_wherever_they_are(name):
     """Sphinx's real scripts (Debian's libjs-sphinxdoc) outside _static/: sidebar.js and the jQuery
@@ -119,6 +150,7 @@ def test_the_reason_for_a_bundle_gives_its_average_line_length():
     [
         ("notes/one-line-paragraphs.txt", "The lease renews on the first of March and the rent rises. " * 400),
         ("src/textwrap.py", samples.hand_written_python()),
+        ("web/base.js", samples.hand_written_javascript()),  # base.js is MkDocs' only in a site's js/
         ("README.md", samples.readme()),
         ("tables/prices.csv", "sku,price,name\n" + "".join(f"SKU-{i},{i}.50,Widget number {i}\n" for i in range(500))),
         ("page.html", "<html><body>" + "<p>Real words in a page with markup.</p>" * 500 + "</body></html>"),
@@ -152,13 +184,18 @@ def test_text_in_other_encodings_is_not_binary(encoding):
         ("html/_static/menu.js", "theme file: a script or style of a generated site (_static/)"),
         ("html/_static/glossary.json", "theme file:"),
         ("python/genindex-all.html", "index page:"),
+        ("site/sitemap.xml", "sitemap: a generated list of a site's page addresses"),
+        ("blog/sitemap-0.xml", "sitemap:"),
         ("python/py-modindex.html", "index page:"),
         ("book/toc.js", "third-party script: toc.js"),
         ("book/toc-5a6b7c8d.js", "third-party script:"),
         ("book/book-a0b12cfe.js", "third-party script:"),
         ("book/mode-rust.js", "third-party script:"),
         ("site/js/theme_extra.js", "third-party script:"),
-        ("site/search/worker.js", "theme file: the search script of a generated site (search/)"),
+        ("site/search/worker.js", "theme file: search/worker.js, a script MkDocs writes into every site"),
+        ("site/js/base.js", "theme file: js/base.js, a script MkDocs writes into every site"),
+        ("site/js/darkmode.js", "third-party script:"),
+        ("site/assets/javascripts/lunr/tinyseg.js", "third-party script:"),
         ("site/assets/js/runtime~main.3f2a1b9c.js", "third-party script:"),
         ("site/assets/js/17896441.2f7d3c9a.js", "generated code: 17896441.2f7d3c9a.js is a build's bundle"),
     ],

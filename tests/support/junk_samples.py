@@ -108,3 +108,16 @@ def gzip_blob() -> bytes:
 def minified_json(records: int = 300) -> str:
     rows = [{"id": i, "sku": f"SKU-{i:05d}", "price": i * 1.25, "tags": ["a", "b"]} for i in range(records)]
     return json.dumps(rows, separators=(",", ":"))
+
+
+def mkdocs_sources(directory: Path, *, theme: str) -> None:
+    """A small MkDocs project (mkdocs.yml and three pages) for `mkdocs build` with ``theme``."""
+    pages = {
+        "index.md": "# Garden handbook\n\nWhat grows where, and how to keep it alive.\n",
+        "watering.md": "# Watering\n\nWater the tomatoes every morning; beans need less in May.\n",
+        "soil.md": "# Soil\n\nCompost goes on in autumn, mulch in spring.\n",
+    }
+    (directory / "docs").mkdir(parents=True)
+    (directory / "mkdocs.yml").write_text(f"site_name: Garden handbook\ntheme:\n  name: {theme}\n")
+    for name, text in pages.items():
+        (directory / "docs" / name).write_text(text)
