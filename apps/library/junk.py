@@ -134,9 +134,10 @@ _LANGUAGE = {".js": "JavaScript", ".mjs": "JavaScript", ".cjs": "JavaScript", ".
 
 def junk_by_name(*, path: str) -> str | None:
     """Why the file is junk from its path alone, before reading it; None when the name says nothing."""
-    name = PurePosixPath(path).name
+    file_path = PurePosixPath(path)
+    name = file_path.name
     lower = name.lower()
-    suffix = PurePosixPath(lower).suffix
+    suffix = file_path.suffix.lower()
     if suffix in _FONTS:
         return f"font: {_FONTS[suffix]} font file (glyphs, no text to search)"
     if lower in _LOCKFILES:
@@ -159,10 +160,10 @@ def junk_by_name(*, path: str) -> str | None:
         return f"third-party script: {name} is a library or theme script copied into the folder"
     if suffix in _SCRIPTS and _HASHED_SCRIPT.match(lower):
         return f"generated code: {name} is a build's bundle, named by a hash of its content"
-    parent = PurePosixPath(path).parent.name.lower()
+    parent = file_path.parent.name.lower()
     if (parent, lower) in _MKDOCS_SCRIPTS:
         return f"theme file: {parent}/{name}, a script MkDocs writes into every site it builds, not content"
-    site_assets = _SITE_ASSET_DIRS.intersection(part.lower() for part in PurePosixPath(path).parts[:-1])
+    site_assets = _SITE_ASSET_DIRS.intersection(part.lower() for part in file_path.parts[:-1])
     if suffix in _SITE_ASSET_SUFFIXES and site_assets:
         return f"theme file: a script or style of a generated site ({min(site_assets)}/), not its content"
     return None

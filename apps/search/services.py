@@ -15,7 +15,7 @@ _LOCK = "SELECT pg_advisory_xact_lock(hashtext('search_folderlexeme'), mod(%(fol
 _DELETE_LEXEMES = "DELETE FROM search_folderlexeme WHERE folder_id = %(folder_id)s"
 # Each file's lexemes first (a small hash per file, its chunks read through their file index),
 # then per lexeme: its chunks and its files. Grouping the folder's (file, lexeme) pairs at once
-# spills to disk: 8-14 s against 5.4 s this way for 200k chunks (bench/search_speed.py's folders).
+# spills to disk: 15 s against 7 s this way for 200k chunks (bench/search_speed.py's folders).
 _INSERT_LEXEMES = """
 INSERT INTO search_folderlexeme (folder_id, lexeme, document_count, file_count)
 SELECT %(folder_id)s, per_file.lexeme, sum(per_file.chunks), count(*)

@@ -23,7 +23,7 @@ def test_files_indexed_before_the_migration_get_their_chunks_tokens(user) -> Non
     File.objects.filter(folder=folder).update(token_count=0)  # as the new column starts
 
     with connection.cursor() as cursor:
-        cursor.execute(MIGRATION._COUNT_EXISTING)
+        cursor.execute(MIGRATION.COUNT_EXISTING)
 
     counts = dict(File.objects.filter(folder=folder).values_list("path", "token_count"))
     assert counts == {long_file.path: 5, short_file.path: 1, unindexed.path: 0}

@@ -3,7 +3,7 @@
 
 from django.db import migrations, models
 
-_COUNT_EXISTING = """
+COUNT_EXISTING = """
 UPDATE library_file f SET token_count = c.tokens
 FROM (SELECT file_id, sum(token_count) AS tokens FROM library_chunk GROUP BY file_id) c
 WHERE c.file_id = f.id
@@ -19,5 +19,5 @@ class Migration(migrations.Migration):
             name="token_count",
             field=models.PositiveIntegerField(db_default=0, default=0, help_text="Tokens in the file's chunks."),
         ),
-        migrations.RunSQL(_COUNT_EXISTING, migrations.RunSQL.noop, elidable=True),
+        migrations.RunSQL(COUNT_EXISTING, migrations.RunSQL.noop, elidable=True),
     ]
