@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
+.PHONY: demo-refresh german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,8 +37,9 @@ run: export DJANGO_SECURE_COOKIES ?= false
 run: export LOG_FORMAT ?= text
 run: migrate ocr
 	$(BIN)/python manage.py ensure_demo_user
-	# Index the bundled sample folder in-process (bounded; unchanged files are no-ops on later runs).
-	FOLDER_ID=$$($(BIN)/python manage.py folder_add --local sample_folder --owner demo) && \
+	# Index the demo's copy of the bundled sample folder in-process (bounded; unchanged files are
+	# no-ops on later runs). The copy lives under var/, so the demo never writes into the checkout.
+	FOLDER_ID=$$($(BIN)/python manage.py folder_add --local "$$($(BIN)/python manage.py demo_folder)" --owner demo) && \
 		$(BIN)/python manage.py folder_index "$$FOLDER_ID" --inline
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	@echo ""
@@ -47,6 +48,11 @@ run: migrate ocr
 	@echo "  Health:          http://127.0.0.1:8000/healthz"
 	@echo ""
 	$(BIN)/honcho start -f Procfile
+
+# Discards every change the demo made to its copy of sample_folder (uploads, moves, guideline
+# lines) and copies it anew; the next `make run` re-indexes it.
+demo-refresh: install
+	$(BIN)/python manage.py demo_folder --refresh
 
 test: services browser ocr german-docs sphinx-js
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
