@@ -4,6 +4,12 @@ Text keeps its headings as locations and every word a reader sees: tables, frame
 (anchored to the page too), footnotes and comments after their paragraph, then the page styles'
 headers and footers; spreadsheets are rendered like Excel sheets (sheet and
 cell-range locations); presentations like PowerPoint (slide numbers, titles, notes).
+
+Comments are kept, since a search for their words should find the file, but read "Comment by
+<author>: ..." so that neither a reader nor the model takes a reviewer's remark for the document's
+own words. Text deleted with changes tracked is left out: it is no longer the document's.
+Office suites may indent their XML: whitespace between elements is not text and is skipped
+wherever children are walked.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from odf.element import Node
-from odf.namespaces import DRAWNS, OFFICENS, PRESENTATIONNS, STYLENS, TABLENS, TEXTNS
+from odf.namespaces import DCNS, DRAWNS, OFFICENS, PRESENTATIONNS, STYLENS, TABLENS, TEXTNS
 from odf.opendocument import load
 
 from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
@@ -36,9 +42,11 @@ _NOT_CONTENT = frozenset(
     }
 )
 _INLINE_BREAKS = frozenset({(TEXTNS, "s"), (TEXTNS, "tab"), (TEXTNS, "line-break")})
-_FLOATING = frozenset(
-    {(DRAWNS, "frame"), (DRAWNS, "custom-shape"), (DRAWNS, "g"), (TEXTNS, "note"), (OFFICENS, "annotation")}
-)
+# Comments; LibreOffice Impress writes a slide's in its own namespace (officeooo).
+_ANNOTATIONS = frozenset({(OFFICENS, "annotation"), ("http://openoffice.org/2009/office", "annotation")})
+_FLOATING = frozenset({(DRAWNS, "frame"), (DRAWNS, "custom-shape"), (DRAWNS, "g"), (TEXTNS, "note")}) | _ANNOTATIONS
+# Placeholders on slides and notes pages that show a field (the page number as "<number>"), not words.
+_FIELD_PLACEHOLDERS = frozenset({"page-number", "date-time", "header", "footer"})
 
 
 def parse_odt(data: bytes, name: str) -> ParsedDocument:
@@ -62,7 +70,9 @@ def _parse(data: bytes, *, kind: str, body: str, render: Callable[[Any, TextBuil
     if b"encryption-data" in manifest:
         raise ParseError(f"password-protected {kind}: it cannot be read without the password")
     with reading_package(kind):
-        root = getattr(load(io.BytesIO(data)), body, None)
+        # odfpy takes the body's first child node for the content: in indented XML, a run of whitespace.
+        document = load(io.BytesIO(data))
+        root = next((element for element in _elements(document.body) if element.qname == (OFFICENS, body)), None)
         if root is None:
             raise ParseError(f"unreadable {kind}: the package holds another kind of OpenDocument")
         builder = TextBuilder()
@@ -74,9 +84,9 @@ def _elements(node: Any) -> Iterator[Any]:
     return (child for child in node.childNodes if getattr(child, "qname", None) is not None)
 
 
-def _plain(element: Any) -> str:
-    """The words inside ``element`` on one line: its paragraphs, nested tables, frames and notes."""
-    return " ".join(_block_lines(element))
+def _plain(elements: Iterable[Any]) -> str:
+    """The words inside ``elements`` on one line: their paragraphs, nested tables, frames and notes."""
+    return " ".join(_lines(elements))
 
 
 def _text(root: Any, builder: TextBuilder) -> None:
@@ -87,7 +97,7 @@ def _text(root: Any, builder: TextBuilder) -> None:
     margins: list[Any] = []
     for master in _elements(masters) if masters is not None else ():
         margins.extend(element for element in _elements(master) if element.qname[0] == STYLENS)
-    lines = _unique(line for margin in margins for line in _block_lines(margin))
+    lines = _unique(_lines(margins))
     if lines:
         builder.newline()
         builder.mark(heading=("Headers and footers",))
@@ -110,6 +120,8 @@ def _blocks(elements: Iterable[Any], builder: TextBuilder, headings: HeadingPath
                 builder.add(line + "\n")
             # Frames, notes and comments inside the paragraph come right after it.
             stack.extend(reversed(floating))
+        elif (namespace, tag) in _ANNOTATIONS:
+            builder.add(_comment(element) + "\n")
         elif namespace == TABLENS and tag == "table":
             for _, cells in _table_rows(element):
                 builder.add(" | ".join(value for _, value in cells) + "\n")
@@ -117,10 +129,22 @@ def _blocks(elements: Iterable[Any], builder: TextBuilder, headings: HeadingPath
             stack.extend(reversed(list(_elements(element))))
 
 
-def _block_lines(element: Any) -> list[str]:
+def _lines(elements: Iterable[Any]) -> list[str]:
     builder = TextBuilder()
-    _blocks(_elements(element), builder, HeadingPath())
+    _blocks(elements, builder, HeadingPath())
     return [line for line in builder.build().text.splitlines() if line]
+
+
+def _comment(annotation: Any) -> str:
+    """A comment on one line with its author (dc:creator), its date left out."""
+    parts = list(_elements(annotation))
+    author = next((" ".join(_text_of(part).split()) for part in parts if part.qname == (DCNS, "creator")), "")
+    words = _plain(part for part in parts if part.qname[0] != DCNS)
+    return f"Comment by {author}: {words}" if author else f"Comment: {words}"
+
+
+def _text_of(element: Any) -> str:
+    return "".join(child.data for child in element.childNodes if child.nodeType == Node.TEXT_NODE)
 
 
 def _paragraph(element: Any) -> tuple[str, list[Any]]:
@@ -158,6 +182,9 @@ def _spreadsheet(root: Any, builder: TextBuilder) -> None:
         writer = SheetWriter(builder, sheet.getAttrNS(TABLENS, "name") or "Sheet")
         for number, cells in _table_rows(sheet):
             writer.row(number, cells)
+        # Text boxes and shapes anchored to the sheet rather than to a cell.
+        for line in _lines(element for element in _elements(sheet) if element.qname == (TABLENS, "shapes")):
+            writer.text(line)
 
 
 def _table_rows(table: Any) -> Iterator[tuple[int, Row]]:
@@ -197,8 +224,14 @@ def _cells(row: Any) -> Row:
 
 
 def _cell_value(cell: Any) -> str:
+    parts = list(_elements(cell))
+    comments = [f"({_comment(part)})" for part in parts if part.qname in _ANNOTATIONS]
+    return " ".join([value, *comments] if (value := _shown_value(cell, parts)) else comments)
+
+
+def _shown_value(cell: Any, parts: list[Any]) -> str:
     # The text is what the sheet shows (formatted numbers and dates, a formula's saved result).
-    if shown := _plain(cell):
+    if shown := _plain(part for part in parts if part.qname not in _ANNOTATIONS):
         return shown
     value = cell.getAttrNS(OFFICENS, "value") or cell.getAttrNS(OFFICENS, "date-value") or ""
     if not value and (formula := cell.getAttrNS(TABLENS, "formula")):
@@ -214,9 +247,14 @@ def _presentation(root: Any, builder: TextBuilder) -> None:
         notes = ""
         for element in _elements(page):
             if element.qname == (PRESENTATIONNS, "notes"):
-                notes = " ".join(_plain(frame) for frame in _elements(element) if _plain(frame))
+                frames = (frame for frame in _elements(element) if _shows_words(frame))
+                notes = " ".join(_lines(frames))
             elif element.getAttrNS(PRESENTATIONNS, "class") == "title" and not title:
-                title = _plain(element)
-            else:
-                lines.extend(_block_lines(element))
+                title = _plain([element])
+            elif _shows_words(element):
+                lines.extend(_lines([element]))
         slide_lines(number=number, title=title, lines=lines, notes=notes, builder=builder)
+
+
+def _shows_words(shape: Any) -> bool:
+    return shape.getAttrNS(PRESENTATIONNS, "class") not in _FIELD_PLACEHOLDERS

@@ -43,16 +43,27 @@ class SheetWriter:
         self._last_column = max(self._last_column, cells[-1][0])
         span = (f"{get_column_letter(self._first_column)}{number}", f"{get_column_letter(self._last_column)}{number}")
         self._builder.mark(place=self._place, cells=span)
-        if not self._started:
-            # The sheet's name opens its first row's section (an empty sheet writes nothing).
-            self._started = True
-            self._builder.add(f"Sheet: {self._title}\n")
-            if not any(_is_number(value) for _, value in cells):
-                self._header = dict(cells)
-                self._builder.add("Columns: " + ", ".join(value for _, value in cells) + "\n")
-                return
+        if self._start() and not any(_is_number(value) for _, value in cells):
+            self._header = dict(cells)
+            self._builder.add("Columns: " + ", ".join(value for _, value in cells) + "\n")
+            return
         pairs = (f"{self._header.get(column) or get_column_letter(column)}: {value}" for column, value in cells)
         self._builder.add(" | ".join(pairs) + "\n")
+
+    def text(self, line: str) -> None:
+        """A line drawn on the sheet rather than in a cell (a text box, a shape), written after its rows:
+        its location is the sheet alone."""
+        self._builder.mark(place=self._place)
+        self._start()
+        self._builder.add(line + "\n")
+
+    def _start(self) -> bool:
+        """Opens the sheet with its name at its first content (an empty sheet writes nothing); True then."""
+        if self._started:
+            return False
+        self._started = True
+        self._builder.add(f"Sheet: {self._title}\n")
+        return True
 
 
 def render_value(value: Any) -> str:
