@@ -10,7 +10,8 @@ from apps.core.queue_metrics import queue_metrics_list
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin[AuditEntry]):
-    """Read-only: an audit log that can be edited proves nothing."""
+    """Read-only, superusers included: an audit log that can be edited proves nothing (the
+    database refuses it too, see migration 0002)."""
 
     list_display = ["created_at", "actor_name", "action", "folder_name", "target"]
     list_filter = ["action"]
@@ -22,6 +23,9 @@ class AuditEntryAdmin(admin.ModelAdmin[AuditEntry]):
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
+        return False  # which also takes away the list's bulk "delete selected" action
 
 
 def queue_metrics_view(request: HttpRequest) -> HttpResponse:

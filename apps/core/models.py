@@ -12,10 +12,13 @@ class TimestampedModel(models.Model):
 
 class AuditEntry(models.Model):
     """Who did what to a shared folder, kept after the folder, the file or the person is gone
-    (ids and names are copied, not referenced)."""
+    (ids and names are copied, not referenced). Append-only: a trigger refuses UPDATE and DELETE
+    (migration 0002), so deleting the actor leaves their id here as it was, unconstrained."""
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+"
+    )
     actor_name = models.CharField(max_length=150, blank=True)
     action = models.CharField(max_length=32)
     folder_id = models.BigIntegerField(null=True, db_index=True)

@@ -1,8 +1,9 @@
 """Fetching a link sent to the inbox assistant, without letting it reach inside the network.
 
 Only http and https. The host is resolved here and every address it resolves to must be public
-(not private, loopback, link-local, shared, reserved or multicast; an IPv4-mapped IPv6 address
-counts as its IPv4 address); the connection then goes to the address that was checked, not to
+(not private, loopback, link-local, shared, reserved or multicast; an IPv4-mapped or NAT64 IPv6
+address counts as its IPv4 address, and the other forms carrying one, IPv4-compatible, local-use
+NAT64, 6to4 and Teredo, are refused); the connection then goes to the address that was checked, not to
 the name, so a second lookup cannot swap in another (DNS rebinding). Redirects are followed by
 hand, each hop checked again. Environment proxies are ignored (a proxy would reach what the
 check refused). The body is read in pieces up to ``URL_FETCH_MAX_BYTES`` and the whole fetch
@@ -28,6 +29,17 @@ USER_AGENT = "FolderChat/1.0 (saving a page a user sent to their inbox)"
 _SCHEMES = {"http": 80, "https": 443}
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# NAT64's well-known prefix: the gateway connects to the IPv4 address in the last 32 bits, so that
+# address is judged (an IPv6-only host with DNS64 reaches every IPv4 site this way).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+# Other IPv6 forms that carry an IPv4 address, refused whatever it is (Python 3.11's is_global
+# calls most of them public): IPv4-compatible addresses are deprecated; a local-use NAT64 prefix
+# puts the IPv4 address where its operator chose; 6to4 and Teredo name a host behind the IPv4
+# router or NAT, which may be this server's own network, so a public IPv4 inside proves nothing.
+_IPV4_CARRIERS = tuple(
+    ipaddress.IPv6Network(network) for network in ("::/96", "64:ff9b:1::/48", "2002::/16", "2001::/32")
+)
 
 
 class FetchError(ApplicationError):
@@ -72,11 +84,23 @@ def address_check(*, host: str, port: int) -> Address:
 
 
 def address_allowed(address: Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    address = _ipv4_inside(address)
     if address.is_loopback:
         return bool(settings.URL_FETCH_ALLOW_LOOPBACK)
+    if any(address in network for network in _IPV4_CARRIERS):
+        return False
     return address.is_global and not address.is_multicast
+
+
+def _ipv4_inside(address: Address) -> Address:
+    """The IPv4 address a mapped or well-known NAT64 address leads to (exactly that one), else itself."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return address
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return address
 
 
 def _parse(url: str) -> httpx.URL:

@@ -31,10 +31,22 @@ RETRYABLE = (FileStatus.FAILED, FileStatus.SKIPPED)
 
 def local_roots(*, user: AbstractBaseUser | AnonymousUser) -> list[Path]:
     """The directories this user may connect local folders under: `{username}` in a configured
-    root stands for the user's own name, so roots can be per user."""
-    return [
-        Path(root.replace("{username}", user.get_username() or "-")).resolve() for root in settings.LOCAL_FOLDER_ROOTS
-    ]
+    root stands for the user's own name, so roots can be per user. A name that is not one plain
+    directory name gets no root under such an entry (see `_user_root`)."""
+    roots = (_user_root(entry=entry, username=user.get_username()) for entry in settings.LOCAL_FOLDER_ROOTS)
+    return [root for root in roots if root is not None]
+
+
+def _user_root(*, entry: str, username: str) -> Path | None:
+    """`entry` with `username` put in, or None unless each part naming the user stays one
+    directory strictly inside its parent: `..` would climb above every user's root, `.` (or no
+    name at all) be the directory holding them all, a `/` reach another user's root or anywhere."""
+    parts = Path(entry).parts
+    named = [part.replace("{username}", username) for part in parts]
+    for template, part in zip(parts, named, strict=True):
+        if "{username}" in template and (part in ("", ".", "..") or "/" in part or "\x00" in part):
+            return None
+    return Path(*named).resolve()
 
 
 def local_path_resolve(*, path: str, user: User) -> Path:
@@ -47,9 +59,14 @@ def local_path_resolve(*, path: str, user: User) -> Path:
     resolved = candidate.resolve()
     roots = local_roots(user=user)
     if not any(resolved == root or root in resolved.parents for root in roots):
-        raise ApplicationError(
-            "The path is outside the allowed local roots.", extra={"allowed_roots": [str(r) for r in roots]}
-        )
+        extra = {"allowed_roots": [str(r) for r in roots]}
+        if len(roots) < len(settings.LOCAL_FOLDER_ROOTS):
+            raise ApplicationError(
+                f"The path is outside the allowed local roots; your user name ({user.get_username()!r}) cannot "
+                "name a directory, so the per-user roots ({username}) give you none.",
+                extra=extra,
+            )
+        raise ApplicationError("The path is outside the allowed local roots.", extra=extra)
     if not resolved.is_dir():
         raise ApplicationError("The path is not an existing directory.")
     return resolved

@@ -84,7 +84,8 @@ class LLMCircuitOpenError(LLMUnavailableError):
 class Breaker(Protocol):
     """What `call_with_retry` tells a circuit breaker (`apps.llm.breaker.CircuitBreaker`)."""
 
-    def before_call(self) -> None: ...
+    def before_call(self) -> bool: ...
+    def probe_end(self) -> None: ...
     def record_success(self) -> None: ...
     def record_failure(self, error: LLMError) -> None: ...
 
@@ -145,26 +146,31 @@ def call_with_retry(
 
     With a `breaker`, an open one refuses before anything is sent, and the call's final outcome
     (after its retries) is what it counts: an outage of the service, not a request it rejected.
+    Anything else raised (the Stop's `RunCancelled`, a time limit) counts nothing, but a half-open
+    probe is ended whatever happens, or the breaker would refuse every later call in this process.
     """
-    if breaker is not None:
-        breaker.before_call()
+    probe = breaker.before_call() if breaker is not None else False
     attempt = 0
-    while True:
-        try:
-            result = call()
-        except LLMError as error:
-            attempt += 1
-            if not error.retryable or attempt >= policy.max_attempts:
+    try:
+        while True:
+            try:
+                result = call()
+            except LLMError as error:
+                attempt += 1
+                if not error.retryable or attempt >= policy.max_attempts:
+                    if breaker is not None:
+                        breaker.record_failure(error)
+                    raise
+                wait = policy.delay(attempt=attempt - 1, error=error, rand=rand)
+                logger.warning("LLM call failed (%s), retry %d in %.2fs", error, attempt, wait)
+                sleep(wait)
+            else:
                 if breaker is not None:
-                    breaker.record_failure(error)
-                raise
-            wait = policy.delay(attempt=attempt - 1, error=error, rand=rand)
-            logger.warning("LLM call failed (%s), retry %d in %.2fs", error, attempt, wait)
-            sleep(wait)
-        else:
-            if breaker is not None:
-                breaker.record_success()
-            return result
+                    breaker.record_success()
+                return result
+    finally:
+        if probe and breaker is not None:
+            breaker.probe_end()
 
 
 class StreamGuard:

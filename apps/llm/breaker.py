@@ -3,7 +3,8 @@
 After `LLM_BREAKER_FAILURES` consecutive outage failures (each one a call that failed after its
 retries) the service is skipped for `LLM_BREAKER_COOLDOWN_SECONDS`: calls raise
 `LLMCircuitOpenError` at once, and callers answer offline. After the cool-down one call is let
-through; its success closes the breaker, its failure opens it for another cool-down. Kept in
+through; its success closes the breaker, its failure opens it for another cool-down, and any
+other exception (a cancelled run, a time limit) ends it without counting. Kept in
 memory, per process: each worker learns of an outage by itself, which costs it N failures.
 """
 
@@ -30,14 +31,23 @@ class CircuitBreaker:
         self._open_until = 0.0
         self._probing = False
 
-    def before_call(self) -> None:
-        """Raise `LLMCircuitOpenError` while open; past the cool-down, let one probe through."""
+    def before_call(self) -> bool:
+        """Raise `LLMCircuitOpenError` while open; past the cool-down, let one probe through.
+        True when this call is that probe: its caller must end it with `probe_end`."""
         with self._lock:
             if self._consecutive < self.failures:
-                return
+                return False
             if self._clock() < self._open_until or self._probing:
                 raise LLMCircuitOpenError(f"{self.name}: skipped after {self._consecutive} consecutive failures")
             self._probing = True
+            return True
+
+    def probe_end(self) -> None:
+        """End the probe, counting nothing: a probe stopped by something other than the service
+        (the user's Stop, a time limit, Redis) says nothing about it, and a probe left running
+        would refuse every later call in this process."""
+        with self._lock:
+            self._probing = False
 
     def record_success(self) -> None:
         with self._lock:

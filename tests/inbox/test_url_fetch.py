@@ -8,13 +8,14 @@ tests set URL_FETCH_ALLOW_LOOPBACK (a plain setting, not read from the environme
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from apps.inbox.fetch import FetchError, url_fetch
+from apps.inbox.fetch import FetchError, address_check, url_fetch
 from apps.inbox.save import inbox_note_save
 from apps.library.models import File, Folder
 from tests.support.documents import pdf_bytes
@@ -95,6 +96,77 @@ def test_private_loopback_and_link_local_addresses_are_refused_before_connecting
 
     with pytest.raises(FetchError, match="private or local address"):
         url_fetch(url=url)
+    assert guard.connects == []
+
+
+def _teredo(client: str) -> str:
+    """A Teredo address (server 65.54.227.120) whose client is ``client``: stored inverted."""
+    inverted = int(ipaddress.IPv4Address(client)) ^ 0xFFFFFFFF
+    return str(ipaddress.IPv6Address((0x2001_0000_4136_E378_8000_63BF << 32) | inverted))
+
+
+# An IPv6 address that carries an IPv4 one: mapped and well-known NAT64 addresses reach exactly
+# the IPv4 inside, so they are judged by it (NAT64 is how an IPv6-only host reaches an IPv4 site).
+# The rest are refused whatever they carry: IPv4-compatible addresses are deprecated, a local-use
+# NAT64 prefix puts the IPv4 where its operator chose, and 6to4 and Teredo name a host behind the
+# IPv4 router or NAT, which may be this server's own network.
+EMBEDDED_IPV4 = [
+    ("mapped", "::ffff:{}"),
+    ("ipv4-compatible", "::{}"),
+    ("nat64", "64:ff9b::{}"),
+    ("nat64-local-use", "64:ff9b:1::{}"),
+    ("6to4", None),
+    ("teredo", None),
+]
+ALLOWED_WHEN_PUBLIC = {"mapped", "nat64"}
+
+
+def _embedding(form: str, template: str | None, ipv4: str) -> str:
+    if form == "6to4":
+        return str(ipaddress.IPv6Address((0x2002 << 112) | (int(ipaddress.IPv4Address(ipv4)) << 80)))
+    if form == "teredo":
+        return _teredo(ipv4)
+    assert template is not None
+    return str(ipaddress.IPv6Address(template.format(ipv4)))
+
+
+@pytest.mark.parametrize(("form", "template"), EMBEDDED_IPV4, ids=[form for form, _ in EMBEDDED_IPV4])
+@pytest.mark.parametrize("inside", ["127.0.0.1", "10.0.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1"])
+def test_an_ipv6_address_carrying_a_private_ipv4_is_refused_before_connecting(
+    monkeypatch, settings, form: str, template: str | None, inside: str
+) -> None:
+    settings.URL_FETCH_ALLOW_LOOPBACK = False
+    guard = Guard(monkeypatch, server_port=None)
+    guard.names["wrapped.example"] = [_embedding(form, template, inside)]
+
+    with pytest.raises(FetchError, match="private or local address"):
+        url_fetch(url="http://wrapped.example/")
+    assert guard.connects == []
+
+
+@pytest.mark.parametrize(("form", "template"), EMBEDDED_IPV4, ids=[form for form, _ in EMBEDDED_IPV4])
+def test_an_ipv6_address_carrying_a_public_ipv4_is_judged_by_its_form(
+    monkeypatch, form: str, template: str | None
+) -> None:
+    guard = Guard(monkeypatch, server_port=None)
+    wrapped = _embedding(form, template, "8.8.8.8")
+    guard.names["wrapped.example"] = [wrapped]
+
+    if form in ALLOWED_WHEN_PUBLIC:
+        assert address_check(host="wrapped.example", port=80) == ipaddress.ip_address(wrapped)
+    else:
+        with pytest.raises(FetchError, match="private or local address"):
+            address_check(host="wrapped.example", port=80)
+    assert guard.connects == []
+
+
+@pytest.mark.parametrize(
+    "literal", ["64:ff9b::7f00:1", "64:ff9b::a00:1", "2002:7f00:1::", "2002:c0a8:101::", "::7f00:1"]
+)
+def test_the_reported_literals_are_refused(monkeypatch, literal: str) -> None:
+    guard = Guard(monkeypatch, server_port=None)
+    with pytest.raises(FetchError, match="private or local address"):
+        url_fetch(url=f"http://[{literal}]/")
     assert guard.connects == []
 
 

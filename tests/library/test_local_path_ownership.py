@@ -2,8 +2,11 @@
 nor a directory around or inside it (they ask for a share), and roots can be per user."""
 
 import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
 
 from apps.library.models import Folder
+from apps.library.services import local_roots
 
 pytestmark = pytest.mark.django_db
 
@@ -67,3 +70,48 @@ def test_roots_can_be_per_user(auth_client, other_client, tmp_path, settings):
     assert refused.status_code == 400
     assert refused.json()["allowed_roots"] == [str((tmp_path / "homes" / "mallory").resolve())]
     assert _connect(other_client, tmp_path / "homes" / "mallory" / "docs").status_code == 201
+
+
+# A name that is one plain directory name gets its own root; any other gets none under the entry
+# (it would name the entry's parent, the shared directory itself, or another user's root).
+@pytest.mark.parametrize(
+    ("username", "own"),
+    [
+        ("alice", "alice"),
+        ("alice.smith", "alice.smith"),
+        (".alice", ".alice"),
+        ("...", "..."),
+        ("a..b", "a..b"),
+        ("bob@example.com", "bob@example.com"),
+        (".", None),
+        ("..", None),
+        ("", None),
+        ("alice/taxes", None),
+        ("../..", None),
+        ("/etc", None),
+        ("alice\x00", None),
+    ],
+)
+def test_a_per_user_root_stays_strictly_inside_its_entry(tmp_path, settings, username, own):
+    settings.LOCAL_FOLDER_ROOTS = [str(tmp_path / "homes" / "{username}"), str(tmp_path / "shared")]
+
+    roots = local_roots(user=User(username=username))
+
+    expected = [tmp_path / "homes" / own] if own else []
+    assert roots == [path.resolve() for path in [*expected, tmp_path / "shared"]]
+
+
+@pytest.mark.parametrize("username", [".", ".."])
+def test_a_user_whose_name_is_no_directory_cannot_connect_under_a_per_user_entry(
+    django_user_model, tmp_path, settings, username
+):
+    settings.LOCAL_FOLDER_ROOTS = [str(tmp_path / "homes" / "{username}")]
+    (tmp_path / "homes" / "alice").mkdir(parents=True)
+    client = APIClient()
+    client.force_authenticate(user=django_user_model.objects.create_user(username=username, password="dots"))
+
+    for path in (tmp_path, tmp_path / "homes", tmp_path / "homes" / "alice"):
+        refused = _connect(client, path)
+        assert refused.status_code == 400, path
+        assert "user name" in refused.json()["detail"] and refused.json()["allowed_roots"] == []
+    assert Folder.objects.count() == 0

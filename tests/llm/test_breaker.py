@@ -3,8 +3,13 @@ and how it comes back."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from apps.chat.cancel import RunCancelled
 from apps.llm.base import (
     LLMBadResponseError,
     LLMCircuitOpenError,
@@ -15,9 +20,11 @@ from apps.llm.base import (
     RetryPolicy,
     call_with_retry,
     error_from_status,
+    stream_text,
 )
 from apps.llm.breaker import CircuitBreaker
 from apps.llm.failures import FailureKind, failure_kind, failure_reason, is_outage
+from apps.llm.types import TextDelta
 
 
 class Clock:
@@ -118,4 +125,44 @@ def test_call_with_retry_counts_a_call_once_after_its_retries_and_skips_while_op
 
     clock.now += 31
     assert call_with_retry(lambda: "ok", policy=policy, breaker=guard) == "ok"
+    assert not guard.is_open
+
+
+def _raise_from_the_stream(exc: BaseException) -> Callable[[], str]:
+    """A call whose streaming callback raises `exc`, as the Stop does with `RunCancelled`."""
+
+    def on_text(delta: TextDelta) -> None:
+        raise exc
+
+    def call() -> str:
+        stream_text("the probe's answer", on_text)
+        return "unreachable"
+
+    return call
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RunCancelled(),
+        SoftTimeLimitExceeded(),
+        RedisConnectionError("valkey went away"),
+    ],
+    ids=["run-cancelled", "soft-time-limit", "redis-error"],
+)
+def test_any_other_exception_in_the_probe_ends_it_without_counting(exc: BaseException):
+    clock = Clock()
+    guard = breaker(clock, failures=1)
+    guard.before_call()
+    guard.record_failure(LLMUnavailableError("down"))
+    clock.now += 31  # half-open: the next call is the probe
+
+    with pytest.raises(type(exc)):
+        call_with_retry(_raise_from_the_stream(exc), policy=RetryPolicy(max_attempts=1), breaker=guard)
+
+    # Not a failure (no new cool-down), not a success (still half-open: one probe at a time).
+    assert guard.before_call() is True
+    with pytest.raises(LLMCircuitOpenError):
+        guard.before_call()
+    guard.record_success()
     assert not guard.is_open
