@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse, urlsplit
 
@@ -209,9 +210,11 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 FIELD_ENCRYPTION_KEYS = env_list("FIELD_ENCRYPTION_KEYS", [])
 
 # --- Folders and indexing ---------------------------------------------------------------------
-LOCAL_FOLDER_ROOTS = env_list(
-    "LOCAL_FOLDER_ROOTS", [str(BASE_DIR / "sample_folder"), str(BASE_DIR / "var" / "folders")]
-)
+# `make run` indexes a copy of the bundled sample folder (`manage.py demo_folder`), so the demo's
+# uploads, moves and guideline lines never write into the git checkout, which the tests read.
+DEMO_SOURCE_FOLDER = BASE_DIR / "sample_folder"
+DEMO_FOLDER = Path(os.environ.get("DEMO_FOLDER", str(BASE_DIR / "var" / "demo" / "sample_folder")))
+LOCAL_FOLDER_ROOTS = env_list("LOCAL_FOLDER_ROOTS", [str(DEMO_FOLDER.parent), str(BASE_DIR / "var" / "folders")])
 INDEX_MAX_FILE_BYTES = env_int("INDEX_MAX_FILE_BYTES", 50_000_000)
 # Files put into an inbox from the browser; larger ones get 413 before anything is written.
 INBOX_UPLOAD_MAX_BYTES = env_int("INBOX_UPLOAD_MAX_BYTES", 25_000_000)
@@ -305,7 +308,14 @@ SOCIALACCOUNT_PROVIDERS = {
     }
 }
 ACCOUNT_ADAPTER = "apps.core.accounts.AccountAdapter"
-SOCIALACCOUNT_ADAPTER = "apps.core.accounts.SocialAccountAdapter"
+SOCIALACCOUNT_ADAPTER = "apps.web.signup.SocialAccountAdapter"
+# A first Google sign-in creates an account only for a Google-verified address at one of these
+# domains, or through a valid invitation link opened before signing in; existing accounts always
+# sign in. Empty: invitations only.
+SIGNUP_ALLOWED_DOMAINS = [domain.lower().lstrip("@") for domain in env_list("SIGNUP_ALLOWED_DOMAINS", [])]
+# Only allauth's sign-in pages are mounted: its email management would let anyone type any
+# address into their account, and password accounts are the operator's (AccountAdapter).
+SOCIALACCOUNT_ONLY = True
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"

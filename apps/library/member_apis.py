@@ -92,16 +92,24 @@ class FolderMemberDetailApi(APIView):
 
 
 class InvitationOutputSerializer(serializers.ModelSerializer[FolderInvitation]):
+    anyone_with_link = serializers.BooleanField(read_only=True)
+
     class Meta:
         model = FolderInvitation
-        fields = ["id", "role", "invitee", "expires_at", "created_at"]
+        fields = ["id", "role", "invitee", "anyone_with_link", "expires_at", "created_at"]
 
 
 class FolderInvitationsApi(APIView):
     class InvitationInputSerializer(serializers.Serializer):
         role = serializers.ChoiceField(choices=ROLE_CHOICES)
         invitee = serializers.CharField(
-            max_length=254, required=False, allow_blank=True, help_text="Who it is for (email or username): a note."
+            max_length=254,
+            required=False,
+            allow_blank=True,
+            help_text="The one person it admits: a username, or an email that person has verified.",
+        )
+        anyone_with_link = serializers.BooleanField(
+            default=False, help_text="Admit whoever opens the link instead; exactly one of the two is required."
         )
 
     class InvitationCreatedOutputSerializer(InvitationOutputSerializer):
@@ -120,7 +128,10 @@ class FolderInvitationsApi(APIView):
             view=self,
         )
 
-    @extend_schema(request=InvitationInputSerializer, responses={201: InvitationCreatedOutputSerializer})
+    @extend_schema(
+        request=InvitationInputSerializer,
+        responses={201: InvitationCreatedOutputSerializer, 400: error_response("Neither or both of the choices.")},
+    )
     def post(self, request: Request, folder_id: int) -> Response:
         folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE)
         data = self.InvitationInputSerializer(data=request.data)
@@ -130,6 +141,7 @@ class FolderInvitationsApi(APIView):
             actor=request.user,  # type: ignore[arg-type]
             role=data.validated_data["role"],
             invitee=data.validated_data.get("invitee", ""),
+            anyone_with_link=data.validated_data["anyone_with_link"],
         )
         invitation.url = request.build_absolute_uri(reverse("web-invitation", kwargs={"token": token}))  # type: ignore[attr-defined]
         return Response(self.InvitationCreatedOutputSerializer(invitation).data, status=status.HTTP_201_CREATED)
@@ -154,7 +166,10 @@ class InvitationAcceptApi(APIView):
         folder_id = serializers.IntegerField()
         folder_name = serializers.CharField()
 
-    @extend_schema(request=AcceptInputSerializer, responses={200: AcceptOutputSerializer})
+    @extend_schema(
+        request=AcceptInputSerializer,
+        responses={200: AcceptOutputSerializer, 403: error_response("The invitation is for another account.")},
+    )
     def post(self, request: Request) -> Response:
         data = self.AcceptInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -11,12 +11,15 @@ import hashlib
 import secrets
 from typing import Any
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
+from rest_framework import status
 
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
@@ -31,15 +34,33 @@ def member_list(*, folder: Folder) -> QuerySet[FolderMembership]:
     return FolderMembership.objects.filter(folder=folder).select_related("user").order_by("user__username")
 
 
+def _is_email(name: str) -> bool:
+    # A name with an @ is only ever an address: allauth never makes such a username, and one
+    # chosen on a signup form must not stand in for somebody's address.
+    return "@" in name
+
+
+def _verified_email_owners(*, email: str) -> QuerySet[EmailAddress]:
+    """Who proved `email` (a Google sign-in verifies the address Google vouches for). User.email
+    and unverified addresses are whatever someone typed, so they never count."""
+    return EmailAddress.objects.filter(email__iexact=email, verified=True)
+
+
 def _person_find(*, name: str) -> AbstractBaseUser:
-    """A user by username, or by email when exactly one account has it."""
-    users = get_user_model().objects.filter(Q(username=name) | Q(email__iexact=name, email__gt=""))
-    found = list(users[:2])
-    if len(found) != 1:
+    """A user by username, or by an email exactly one account has verified."""
+    if _is_email(name):
+        owners = list(_verified_email_owners(email=name).values_list("user_id", flat=True).distinct()[:2])
+        if len(owners) != 1:
+            raise ApplicationError(
+                "No account has verified this address; send an invitation link instead.", extra={"invite": True}
+            )
+        return get_user_model().objects.get(pk=owners[0])
+    person = get_user_model().objects.filter(username=name).first()
+    if person is None:
         raise ApplicationError(
             f"No one here is called {name!r}; send them an invitation link instead.", extra={"invite": True}
         )
-    return found[0]
+    return person
 
 
 def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str) -> FolderMembership:
@@ -94,10 +115,23 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class InvitationForAnotherAccount(ApplicationError):
+    status_code = status.HTTP_403_FORBIDDEN
+
+
 def invitation_create(
-    *, folder: Folder, actor: AbstractBaseUser, role: str, invitee: str = ""
+    *, folder: Folder, actor: AbstractBaseUser, role: str, invitee: str = "", anyone_with_link: bool = False
 ) -> tuple[FolderInvitation, str]:
-    """A new invitation and its token (shown once, to the inviter; only its hash is kept)."""
+    """A new invitation and its token (shown once, to the inviter; only its hash is kept).
+
+    It is either for one person (`invitee`) or for anyone with the link, never by default: a link
+    meant for one person admitting whoever it was forwarded to is the mistake this prevents.
+    """
+    invitee = invitee.strip()
+    if bool(invitee) == anyone_with_link:
+        raise ApplicationError(
+            "Choose who the invitation is for: one person (their email or username) or anyone with the link."
+        )
     token = secrets.token_urlsafe(24)
     invitation = FolderInvitation.objects.create(
         folder=folder,
@@ -113,7 +147,7 @@ def invitation_create(
         folder_id=folder.pk,
         folder_name=folder.name,
         target=invitee,
-        detail={"role": role},
+        detail={"role": role, "anyone_with_link": anyone_with_link},
     )
     return invitation, token
 
@@ -136,17 +170,36 @@ def invitation_get(*, token: str) -> FolderInvitation:
     return invitation
 
 
+def invitation_admits(*, invitation: FolderInvitation, verified_emails: list[str], username: str = "") -> bool:
+    """Whether the invitation is for this person: anyone with the link, or its invitee by
+    username or by an address the person has verified (someone signing up has no username yet)."""
+    if invitation.anyone_with_link:
+        return True
+    if _is_email(invitation.invitee):
+        return invitation.invitee.lower() in {email.lower() for email in verified_emails}
+    return invitation.invitee == username
+
+
+def invitation_check_invitee(*, invitation: FolderInvitation, user: AbstractBaseUser) -> None:
+    verified = list(EmailAddress.objects.filter(user_id=user.pk, verified=True).values_list("email", flat=True))
+    if not invitation_admits(invitation=invitation, username=user.get_username(), verified_emails=verified):
+        raise InvitationForAnotherAccount("This invitation is for another account.")
+
+
 def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
     """Join the invitation's folder. The claim is a conditional UPDATE, so a link works once."""
     invitation = invitation_get(token=token)
+    invitation_check_invitee(invitation=invitation, user=user)
     folder = invitation.folder
     if user.pk != folder.owner_id:
         source_access_require(folder=folder, person=user)
     with transaction.atomic():
-        claimed = FolderInvitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True).update(
-            accepted_at=timezone.now(), accepted_by=user
-        )
+        # The expiry again, by the database's clock: the link may have expired since it was read.
+        claimed = FolderInvitation.objects.filter(
+            pk=invitation.pk, accepted_at__isnull=True, expires_at__gt=Now()
+        ).update(accepted_at=timezone.now(), accepted_by=user)
         if not claimed:
+            invitation_get(token=token)  # raises the reason: used or expired
             raise ApplicationError("This invitation link was already used; ask for a new one.")
         if user.pk != folder.owner_id:
             membership, created = FolderMembership.objects.get_or_create(

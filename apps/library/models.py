@@ -240,5 +240,10 @@ class FolderInvitation(TimestampedModel):
     )
     accepted_at = models.DateTimeField(null=True, blank=True)
 
+    @property
+    def anyone_with_link(self) -> bool:
+        """No invitee: the owner chose to let whoever holds the link in (invitation_create)."""
+        return not self.invitee
+
     def __str__(self) -> str:
         return f"invitation to {self.folder_id} for {self.invitee or 'anyone'}"

@@ -17,10 +17,11 @@ from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.library.access import file_access, folder_access
 from apps.library.document_selectors import CHUNKS_PAGE_SIZE, file_chunk_get, file_chunk_position
-from apps.library.members import invitation_accept, invitation_get
+from apps.library.members import invitation_accept, invitation_check_invitee, invitation_get
 from apps.library.models import Chunk, File
 from apps.library.services import local_roots
 from apps.web.readme import readme_section
+from apps.web.signup import invitation_token_forget, invitation_token_keep
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
 DRIVE_SETUP = "Google Drive setup"  # the README's section
@@ -93,19 +94,24 @@ def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
 
 
-@login_required
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
     """An invitation link: who invites to what, and a button to join (a GET never joins).
 
-    Anonymous visitors log in first and come back here (login_required keeps the link as `next`).
+    Anonymous visitors log in first and come back here (`next`); the token stays in their session
+    so that a Google sign-in may create the account it is meant for (apps/web/signup.py).
     """
+    if not request.user.is_authenticated:
+        invitation_token_keep(request=request, token=token)
+        return redirect_to_login(request.get_full_path())
     try:
         if request.method == "POST":
-            folder = invitation_accept(token=token, user=request.user)  # type: ignore[arg-type]
+            folder = invitation_accept(token=token, user=request.user)
+            invitation_token_forget(request=request)
             return redirect(reverse("web-folder-chat", kwargs={"folder_id": folder.pk}))
         pending = invitation_get(token=token)
+        invitation_check_invitee(invitation=pending, user=request.user)
     except ApplicationError as exc:
-        return render(request, "web/invitation.html", {"error": exc.message}, status=400)
+        return render(request, "web/invitation.html", {"error": exc.message}, status=exc.status_code)
     context = {
         "folder_name": pending.folder.name,
         "role": pending.get_role_display().lower(),

@@ -61,7 +61,7 @@ def test_someone_who_never_signed_in_with_google_cannot_be_checked(auth_client, 
 
 
 def test_an_invitation_is_checked_when_it_is_used(bob_client, folder, bob, state, tree):
-    _, token = invitation_create(folder=folder, actor=folder.owner, role="viewer")
+    _, token = invitation_create(folder=folder, actor=folder.owner, role="viewer", invitee="bob")
     refused = bob_client.post("/api/invitations/accept", {"token": token}, format="json")
     assert refused.status_code == 400 and "cannot open this folder in Google Drive" in refused.json()["detail"]
 

@@ -1,6 +1,6 @@
-"""Every browser page (enumerated from the URL resolver, outside /api/, /admin/ and allauth's
-/accounts/) by owner, viewer, editor, another user and anonymous: a page of a folder is 404 to
-anyone without a role on it, and anonymous visitors are sent to log in. A new page without a
+"""Every browser page (enumerated from the URL resolver, outside /api/ and /admin/; allauth's
+/accounts/ included) by owner, viewer, editor, another user and anonymous: a page of a folder is
+404 to anyone without a role on it, and anonymous visitors are sent to log in. A new page without a
 row below fails the suite."""
 
 from __future__ import annotations
@@ -30,8 +30,23 @@ RULES = {
     "web-folder-search": FOLDER_VIEW,
     "web-folder-settings": FOLDER_VIEW,
     "web-organize-settings": SIGNED_IN,
+    # allauth, mounted for Google sign-in only (SOCIALACCOUNT_ONLY): the steps of a sign-in and
+    # the pages it may end on; the linked Google accounts of the signed-in user.
+    "account_login": PUBLIC,
+    "account_logout": PUBLIC,
+    "account_inactive": PUBLIC,
+    "google_login": PUBLIC,
+    "google_callback": PUBLIC,
+    "google_login_by_token": PUBLIC,
+    "socialaccount_login_cancelled": PUBLIC,
+    "socialaccount_login_error": PUBLIC,
+    "socialaccount_signup": PUBLIC,
+    "socialaccount_connections": SIGNED_IN,
 }
-SKIPPED_PREFIXES = ("api/", "admin/", "accounts/", "static/")
+SKIPPED_PREFIXES = ("api/", "admin/", "static/")
+# allauth's account management: typing in any address (email), password signup and resets. Not
+# mounted: addresses come only verified, from Google.
+NEVER_MOUNTED = {"account_email", "account_signup", "account_change_password", "account_reset_password"}
 
 
 CONVERTERS = {route.name: route.kwargs for route in ALL_ROUTES if not route.template.startswith(SKIPPED_PREFIXES)}
@@ -42,9 +57,26 @@ def test_every_page_has_a_row():
     assert set(PAGES) == set(RULES), "add each new page to RULES"
 
 
+def test_allauth_account_management_is_not_mounted():
+    assert NEVER_MOUNTED.isdisjoint(route.name for route in ALL_ROUTES)
+
+
+@pytest.mark.parametrize("name", [name for name in PAGES if RULES.get(name) == PUBLIC])
+def test_public_pages_answer_anyone(name, user, settings):
+    """A sign-in step opened out of order says so (a 401 page) or moves on, never a 500."""
+    google = settings.SOCIALACCOUNT_PROVIDERS["google"]
+    settings.SOCIALACCOUNT_PROVIDERS = {"google": {**google, "APPS": [{"client_id": "id", "secret": "secret"}]}}
+    url = reverse(name)
+    for client in (_client(), _client(user)):
+        response = client.get(url)
+        assert response.status_code < 500, (url, response.status_code)
+
+
 def _url(name, owned):
     if name == "web-invitation":
-        _, token = invitation_create(folder=owned.folder, actor=owned.folder.owner, role="viewer")
+        _, token = invitation_create(
+            folder=owned.folder, actor=owned.folder.owner, role="viewer", anyone_with_link=True
+        )
         return reverse(name, kwargs={"token": token})
     return reverse(name, kwargs={k: v for k, v in owned.kwargs_for(name).items() if k in CONVERTERS[name]})
 

@@ -1,5 +1,7 @@
 """Sign in with Google through the emulated consent page and its ID tokens: a first sign-in
-creates the account, an invitation link survives the trip, and a token the library must refuse
+creates the account when its verified address is at an allowed domain (example.com here) or the
+visitor holds a valid invitation, anyone else is told whom to ask, an existing account signs in
+whatever its domain, an invitation link survives the trip, and a token the library must refuse
 (another audience, expired, another issuer) signs nobody in."""
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from allauth.account.models import EmailAddress
 from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
@@ -18,6 +21,13 @@ from apps.library.members import invitation_create
 from apps.library.models import Folder, FolderMembership
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+ELSEWHERE = {"sub": "emu-google-eve", "email": "eve@elsewhere.org", "name": "Eve Elsewhere"}
+
+
+@pytest.fixture(scope="module")
+def drive_env(drive_env: dict[str, str]) -> dict[str, str]:
+    return {**drive_env, "SIGNUP_ALLOWED_DOMAINS": "example.com"}
 
 
 @pytest.fixture
@@ -40,6 +50,8 @@ def test_a_first_google_sign_in_creates_the_account(drive_page: Page, google_acc
     account = SocialAccount.objects.get(provider="google")
     assert account.uid == "emu-google-user-1"
     assert account.user.email == "bob@example.com"
+    # Google said email_verified: the address is proven, so shares by email reach this account.
+    assert EmailAddress.objects.filter(user=account.user, email="bob@example.com", verified=True).exists()
 
     # Signing in again is the same person, not a second account.
     drive_page.get_by_role("button", name="Log out").click()
@@ -51,7 +63,7 @@ def test_a_first_google_sign_in_creates_the_account(drive_page: Page, google_acc
 
 def test_an_invitation_link_joins_after_signing_in_with_google(drive_page: Page, user, google_account) -> None:
     folder = Folder.objects.create(owner=user, source="local", external_id="/srv/team", name="Team notes")
-    _, token = invitation_create(folder=folder, actor=user, role="viewer")
+    _, token = invitation_create(folder=folder, actor=user, role="viewer", anyone_with_link=True)
 
     drive_page.goto(f"/invite/{token}/")
     expect(drive_page).to_have_url(re.compile(r"/login/\?next=/invite/"))
@@ -62,6 +74,48 @@ def test_an_invitation_link_joins_after_signing_in_with_google(drive_page: Page,
     expect(drive_page.get_by_role("heading", level=1, name="Team notes")).to_be_visible()
     bob = SocialAccount.objects.get(provider="google").user
     assert FolderMembership.objects.filter(folder=folder, user=bob, role="viewer").exists()
+
+
+def test_another_domain_gets_no_account_and_is_told_whom_to_ask(drive_page: Page, google_account) -> None:
+    google_account.state.id_token_overrides.update(ELSEWHERE)
+    drive_page.goto("/login/")
+    sign_in_with_google(drive_page)
+
+    expect(drive_page.get_by_role("heading", name="No account for this Google address")).to_be_visible()
+    expect(drive_page.get_by_text("This site admits accounts from example.com or by invitation.")).to_be_visible()
+    expect(drive_page.get_by_text("ask the person who runs it, or the owner of a folder")).to_be_visible()
+    assert not SocialAccount.objects.exists()
+    assert not get_user_model().objects.filter(email="eve@elsewhere.org").exists()
+    drive_page.goto("/")
+    expect(drive_page).to_have_url(re.compile(r"/login/\?next=/$"))
+
+
+def test_an_existing_account_of_any_domain_still_signs_in(drive_page: Page, google_account, django_user_model) -> None:
+    eve = django_user_model.objects.create_user(username="eve", email="eve@elsewhere.org")
+    SocialAccount.objects.create(user=eve, provider="google", uid=ELSEWHERE["sub"])
+    google_account.state.id_token_overrides.update(ELSEWHERE)
+    drive_page.goto("/login/")
+    sign_in_with_google(drive_page)
+
+    expect(drive_page.get_by_role("heading", name="Your folders")).to_be_visible()
+    expect(drive_page.locator(".account-name")).to_have_text("eve")
+    assert get_user_model().objects.count() == 1
+
+
+def test_an_invitation_opened_first_admits_another_domain(drive_page: Page, user, google_account) -> None:
+    folder = Folder.objects.create(owner=user, source="local", external_id="/srv/team", name="Team notes")
+    _, token = invitation_create(folder=folder, actor=user, role="viewer", invitee="eve@elsewhere.org")
+    google_account.state.id_token_overrides.update(ELSEWHERE)
+
+    drive_page.goto(f"/invite/{token}/")
+    expect(drive_page).to_have_url(re.compile(r"/login/\?next=/invite/"))
+    sign_in_with_google(drive_page)
+    expect(drive_page.get_by_text("alice invites you to Team notes as a viewer.")).to_be_visible()
+    drive_page.get_by_role("button", name="Join Team notes").click()
+
+    expect(drive_page.get_by_role("heading", level=1, name="Team notes")).to_be_visible()
+    eve = SocialAccount.objects.get(uid=ELSEWHERE["sub"]).user
+    assert FolderMembership.objects.filter(folder=folder, user=eve, role="viewer").exists()
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,10 @@ def test_invite_join_ask_refused_promoted_and_revoked(
     folder, root = household
     log_in(page)
     dialog = share_dialog(page, "Household")
+    # The link is for bob alone: who it admits is chosen, never assumed.
+    expect(dialog.get_by_label("Their email or username")).to_be_hidden()
+    dialog.get_by_label("Only this person").check()
+    dialog.get_by_label("Their email or username").fill("bob")
     dialog.get_by_label("Role").last.select_option("viewer")
     dialog.get_by_role("button", name="Create link").click()
     link = dialog.get_by_label("Send this link")

@@ -1,5 +1,5 @@
 // The Share dialog of a folder the user owns: its members (change a role, remove), add someone by
-// username or email, or make an invitation link for someone without an account.
+// username or email, or make an invitation link, for one person or anyone holding it.
 import { api, results } from "./api.js";
 import { field, h } from "./dom.js";
 
@@ -73,14 +73,26 @@ field(dialog, "add-form").addEventListener("submit", async (event) => {
   });
 });
 
-field(dialog, "invite-form").addEventListener("submit", async (event) => {
+const inviteForm = field(dialog, "invite-form");
+const inviteeField = field(dialog, "invitee-field");
+
+// Who the link admits is always chosen, never assumed: the API refuses a request without it.
+inviteForm.addEventListener("change", (event) => {
+  if (event.target.name !== "audience") return;
+  const forPerson = event.target.value === "person";
+  inviteeField.hidden = !forPerson;
+  inviteForm.invitee.required = forPerson;
+});
+
+inviteForm.addEventListener("submit", async (event) => {
   event.preventDefault();
   error.textContent = "";
+  const form = event.target;
+  const anyone = form.audience.value === "anyone";
+  const body = { role: form.role.value, anyone_with_link: anyone };
+  if (!anyone) body.invitee = form.invitee.value.trim();
   try {
-    const invitation = await api(`/api/folders/${current.id}/invitations`, {
-      method: "POST",
-      body: { role: event.target.role.value },
-    });
+    const invitation = await api(`/api/folders/${current.id}/invitations`, { method: "POST", body });
     const link = field(dialog, "invite-link");
     link.value = invitation.url;
     field(dialog, "invite-link-row").hidden = false;
