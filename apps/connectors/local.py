@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 
+from apps.connectors.beneath import directory_open_beneath, file_open_beneath
 from apps.library.exclusions import Exclusion
 from apps.library.sources import (
     OriginalContent,
@@ -77,32 +78,19 @@ class LocalSource:
         return list(self._problems)
 
     def read_bytes(self, entry: SourceEntry) -> tuple[bytes, str]:
-        path = self._inside(entry.path)
-        if not path.is_file():
-            self._root_check()
-            raise SourceNotFoundError(f"{entry.path} no longer exists.")
         try:
-            return path.read_bytes(), entry.mime_type
-        except OSError as exc:
-            raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
+            stream, _ = self._open_file(entry.path)
+        except SourceNotFoundError:
+            self._root_check()
+            raise
+        with stream:
+            try:
+                return stream.read(), entry.mime_type
+            except OSError as exc:
+                raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
 
     def open_original(self, entry: SourceEntry) -> OriginalContent:
-        # Resolved first (symlinks, ".."), checked against the root, then opened without following
-        # a symlink swapped in since; O_NONBLOCK: opening a fifo put there must not hang the request.
-        resolved = Path(os.path.realpath(self.root / _clean_relative(entry.path)))
-        if not resolved.is_relative_to(self.root):
-            raise SourceError(f"{entry.path} leads outside the folder.")
-        try:
-            descriptor = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except FileNotFoundError:
-            raise SourceNotFoundError(f"{entry.path} no longer exists.") from None
-        except OSError as exc:
-            raise SourceError(f"{entry.path} is unreadable: {exc.strerror}") from exc
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(descriptor)
-            raise SourceError(f"{entry.path} is not a regular file.")
-        stream = os.fdopen(descriptor, "rb")
+        stream, info = self._open_file(entry.path)
         return OriginalContent(stream=stream, size=info.st_size, mime_type=entry.mime_type, name=entry.name)
 
     def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
@@ -113,8 +101,14 @@ class LocalSource:
             raise SourceError(f"{relative} already exists.")
         if not source.is_file():
             raise SourceNotFoundError(f"{entry.path} no longer exists.")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(source, target)
+        # Renamed between the two directories' descriptors, opened beneath the root: a directory
+        # swapped for a symlink since the checks above is refused, not moved into.
+        source_parts, target_parts = PurePosixPath(_clean_relative(entry.path)).parts, PurePosixPath(relative).parts
+        with (
+            directory_open_beneath(root=self.root, parts=list(source_parts[:-1])) as source_dir,
+            directory_open_beneath(root=self.root, parts=list(target_parts[:-1]), create=True) as target_dir,
+        ):
+            os.rename(source_parts[-1], target_parts[-1], src_dir_fd=source_dir, dst_dir_fd=target_dir)
         name = PurePosixPath(relative).name
         return SourceEntry(
             external_id=relative,
@@ -202,6 +196,9 @@ class LocalSource:
         except OSError as exc:
             self._problem(path, f"unreadable: {exc.strerror}")
             return None
+        except SourceError as exc:  # hashing refused it: changed into a symlink or a special file since
+            self._problem(path, str(exc))
+            return None
 
     def _entry(self, path: Path, info: os.stat_result) -> SourceEntry:
         relative = path.relative_to(self.root).as_posix()
@@ -214,7 +211,7 @@ class LocalSource:
             # Too big to index anyway: don't read gigabytes just to skip them.
             checksum = f"stat:{info.st_size}:{info.st_mtime_ns}"
         else:
-            checksum, head = _sha256(path)
+            checksum, head = self._sha256(relative)
         return SourceEntry(
             external_id=relative,
             path=relative,
@@ -243,11 +240,33 @@ class LocalSource:
             return self._exclusion.excludes_directory(relative)
         return self._exclusion.excludes(relative)
 
+    def _open_file(self, relative: str) -> tuple[BinaryIO, os.stat_result]:
+        """The file opened for reading, every component beneath the root (see `beneath`). A symlink
+        inside the folder to a file inside it is read from its target: resolved and checked first."""
+        real = self._real(self.root / _clean_relative(relative), shown=relative)
+        descriptor, info = file_open_beneath(root=self.root, relative=real.relative_to(self.root).as_posix())
+        return os.fdopen(descriptor, "rb"), info
+
+    def _sha256(self, relative: str) -> tuple[str, bytes]:
+        digest = hashlib.sha256()
+        head = b""
+        stream, _ = self._open_file(relative)
+        with stream:
+            while block := stream.read(_BLOCK):
+                head = head or block[:4096]
+                digest.update(block)
+        return digest.hexdigest(), head
+
     def _inside(self, relative: str) -> Path:
         path = self.root / _clean_relative(relative)
-        if not Path(os.path.realpath(path)).is_relative_to(self.root):
-            raise SourceError(f"{relative} leads outside the folder.")
+        self._real(path, shown=relative)
         return path
+
+    def _real(self, path: Path, *, shown: str) -> Path:
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(self.root):
+            raise SourceError(f"{shown} leads outside the folder.")
+        return real
 
     def _problem(self, path: Path, reason: str) -> None:
         relative = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
@@ -261,16 +280,6 @@ def _clean_relative(path: str) -> str:
     if "\x00" in path:
         raise SourceError("The path contains a NUL byte.")
     return candidate.as_posix()
-
-
-def _sha256(path: Path) -> tuple[str, bytes]:
-    digest = hashlib.sha256()
-    head = b""
-    with path.open("rb") as handle:
-        while block := handle.read(_BLOCK):
-            head = head or block[:4096]
-            digest.update(block)
-    return digest.hexdigest(), head
 
 
 def _mime_type(name: str, head: bytes) -> str:

@@ -61,16 +61,14 @@ def test_unreadable_files_and_special_files_are_reported(root, monkeypatch):
     write(root, "ok.txt", "fine")
     write(root, "locked.txt", "secret")
     os.mkfifo(root / "pipe")
-    from apps.connectors import local
+    real = LocalSource._sha256
 
-    real = local._sha256
-
-    def sha256(path):
-        if path.name == "locked.txt":
+    def sha256(self, relative):
+        if relative == "locked.txt":
             raise PermissionError(13, "Permission denied")
-        return real(path)
+        return real(self, relative)
 
-    monkeypatch.setattr(local, "_sha256", sha256)
+    monkeypatch.setattr(LocalSource, "_sha256", sha256)
     source = LocalSource(root)
     assert [entry.path for entry in source.list_entries()] == ["ok.txt"]
     reasons = {problem.path: problem.reason for problem in source.problems()}

@@ -91,14 +91,14 @@ def test_sync_writes_a_log_and_queues_changed_files(indexed, folder, monkeypatch
 
 
 def test_sync_reuses_checksums_of_files_whose_size_and_mtime_are_unchanged(indexed, folder, monkeypatch):
-    from apps.connectors import local
+    from apps.connectors.local import LocalSource
 
     hashed = []
-    real = local._sha256
-    monkeypatch.setattr(local, "_sha256", lambda path: hashed.append(path.name) or real(path))
+    real = LocalSource._sha256
+    monkeypatch.setattr(LocalSource, "_sha256", lambda self, relative: hashed.append(relative) or real(self, relative))
     write(indexed, "notes/new.txt", "brand new")
     folder_sync(folder_id=folder.pk)
-    assert hashed == ["new.txt"]
+    assert hashed == ["notes/new.txt"]
 
 
 def test_a_folder_never_syncs_twice_at_once_but_stale_claims_are_retaken(indexed, folder):

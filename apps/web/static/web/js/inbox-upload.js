@@ -31,9 +31,9 @@ function failure(status, data) {
 
 async function uploadOne(file) {
   const form = new FormData();
-  form.append("folder_id", folderSelect.value);
   form.append("file", file, file.name);
-  const response = await fetch("/api/inbox/files", {
+  // The folder in the URL: the server checks it before reading the file.
+  const response = await fetch(`/api/inbox/files?folder_id=${encodeURIComponent(folderSelect.value)}`, {
     method: "POST",
     headers: { Accept: "application/json", "X-CSRFToken": csrfToken() },
     credentials: "same-origin",
