@@ -110,6 +110,11 @@ DATABASES = {"default": _database_from_url(DATABASE_URL)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # What every web process must see alike: the content endpoint's per-user rate.
+    "shared": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "cache"},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -149,6 +154,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "search": env_str("THROTTLE_SEARCH", "120/min"),
         "chat": env_str("THROTTLE_CHAT", "30/min"),
+        # GET /api/files/{id}/content: a PDF viewer sends a range per page it shows.
+        "content": env_str("THROTTLE_CONTENT", "120/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -279,6 +286,10 @@ GOOGLE_SERVICE_ACCOUNT_FILE = env_str("GOOGLE_SERVICE_ACCOUNT_FILE")
 # Points the real Google client at the Drive emulator (tests, demos).
 DRIVE_API_ENDPOINT = env_str("DRIVE_API_ENDPOINT")
 DRIVE_MAX_RETRIES = env_int("DRIVE_MAX_RETRIES", 5)
+# GET /api/files/{id}/content on a Drive file: sent whole only up to this size (past it, 413 with its
+# Drive link), and no single byte range longer; Drive downloads in flight per web process (past it, 503).
+CONTENT_MAX_BYTES = env_int("CONTENT_MAX_BYTES", 100_000_000)
+CONTENT_MAX_CONCURRENT = env_int("CONTENT_MAX_CONCURRENT", 4)
 
 # --- Sign in with Google: OpenID Connect through django-allauth's Google provider -------------
 # The same OAuth client as Drive. allauth checks the ID token's iss, aud and exp (and its

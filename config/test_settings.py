@@ -3,13 +3,15 @@
 import os
 
 from config.settings import *  # noqa: F403
-from config.settings import LOGGING, REDIS_URL
+from config.settings import CACHES, LOGGING, REDIS_URL
 
 # Each test session uses its own Redis database so its queues never mix with a running
 # `make run` stack or another session's.
 REDIS_URL = f"{REDIS_URL.rsplit('/', 1)[0]}/{os.environ.get('TEST_REDIS_DB', '1')}"
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
+# Keys of this session only: another session's counts (same user ids, same database) never leak in.
+CACHES = {**CACHES, "shared": {**CACHES["shared"], "LOCATION": REDIS_URL, "KEY_PREFIX": f"test-{os.getpid()}"}}
 # Unit tests use the hash embedder and deterministic providers; tests that need the local
 # model ask for it explicitly.
 EMBEDDING_PROVIDER = os.environ.get("EMBEDDING_PROVIDER", "hash")

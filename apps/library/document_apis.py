@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from apps.core.openapi import error_response, paginated
 from apps.library import document_selectors
 from apps.library.access import file_access
+from apps.library.content_limits import ContentThrottle, download_slot_take
 from apps.library.models import Chunk
 from apps.library.ranged import original_response
 from apps.llm.sources import describe_location
@@ -41,6 +42,8 @@ class _AnyAccept(DefaultContentNegotiation):
 
 class FileContentApi(APIView):
     content_negotiation_class = _AnyAccept
+    throttle_classes = [ContentThrottle]
+    throttle_scope = "content"
 
     @extend_schema(
         summary="The file's original bytes",
@@ -49,7 +52,9 @@ class FileContentApi(APIView):
             "never outside it; Drive: with the folder's credentials, Docs Editors files exported as "
             "Office files). Inline for PDF and images, an attachment otherwise; `nosniff`, and a "
             "`Content-Security-Policy: sandbox` so that HTML or SVG never runs script here. "
-            "Single `Range` requests are answered 206 (416 when unsatisfiable)."
+            "Single `Range` requests are answered 206 (416 when unsatisfiable). A Drive file is "
+            "fetched as it is sent, a range as Drive's own range; one larger than `CONTENT_MAX_BYTES` "
+            "is not sent whole (413, with its Drive link) but its ranges are, each cut to that size."
         ),
         parameters=[OpenApiParameter("Range", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False)],
         responses={
@@ -57,13 +62,25 @@ class FileContentApi(APIView):
             (206, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The requested byte range."),
             403: error_response("The source refused the path (outside the folder, not a regular file)."),
             409: error_response("Google Drive must be reconnected."),
+            413: error_response("A Drive file too large to send whole; `link` opens it in Drive."),
             416: error_response("The range lies outside the file."),
+            503: error_response(
+                "The source is unavailable, or this process has `CONTENT_MAX_CONCURRENT` Drive downloads "
+                "in flight; `Retry-After` says when to try again."
+            ),
         },
     )
     def get(self, request: Request, file_id: int) -> HttpResponseBase:
         file = file_access(user=request.user, file_id=file_id)
-        original = document_selectors.file_original_open(file=file)
-        return original_response(original=original, range_header=request.headers.get("Range"))
+        slot = download_slot_take(file=file)
+        try:
+            original = document_selectors.file_original_open(file=file)
+            return original_response(
+                original=original, range_header=request.headers.get("Range"), on_close=slot.release
+            )
+        except BaseException:
+            slot.release()
+            raise
 
 
 class ChunkOutputSerializer(serializers.ModelSerializer[Chunk]):

@@ -4,19 +4,25 @@ Ranges (RFC 9110 §14) are parsed by Werkzeug's `parse_range_header`, which alre
 grammar's corners (suffix ranges, open ends, unsatisfiable starts); one range is answered with a
 206, an unsatisfiable one with a 416, a multi-range request (rare; PDF viewers send single ranges)
 with the whole file, as the RFC allows.
+
+A file fetched from a remote source (Drive) is sent whole only up to `CONTENT_MAX_BYTES` (past it:
+413 with its link at the source). Ranges of a larger file are still served, since a range is
+bounded by itself and keeps PDF viewers and media players working; one range longer than the cap is
+cut to the cap, and its Content-Range says where it stopped, as a client reading ranges expects.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import BinaryIO, cast
 
+from django.conf import settings
 from django.http import FileResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from werkzeug.http import parse_range_header
 
-from apps.library.sources import OriginalContent
+from apps.library.sources import FetchedOriginal, OriginalContent
 
 _BLOCK_BYTES = 256 * 1024
 # Shown in the page rather than downloaded: what a browser renders itself without running our code.
@@ -34,10 +40,11 @@ class _Window:
     """At most `length` bytes of `stream` from `start`: what a response reads (no `tell`, so
     FileResponse leaves Content-Length to us)."""
 
-    def __init__(self, stream: BinaryIO, *, start: int, length: int) -> None:
+    def __init__(self, stream: BinaryIO, *, start: int, length: int, on_close: Callable[[], None]) -> None:
         stream.seek(start)
         self._stream = stream
         self._left = length
+        self._on_close = on_close
 
     def read(self, size: int = -1) -> bytes:
         wanted = self._left if size < 0 else min(size, self._left)
@@ -47,6 +54,29 @@ class _Window:
 
     def close(self) -> None:
         self._stream.close()
+        self._on_close()
+
+
+class _Pieces:
+    """What a response reads of bytes fetched in pieces (each one request to the source): one
+    piece in memory at a time, and none fetched before the response asks."""
+
+    def __init__(self, pieces: Iterator[bytes], *, on_close: Callable[[], None]) -> None:
+        self._pieces = pieces
+        self._piece = b""
+        self._at = 0
+        self.close = on_close
+
+    def read(self, size: int = -1) -> bytes:
+        while self._at >= len(self._piece):
+            piece = next(self._pieces, None)
+            if piece is None:
+                return b""
+            self._piece, self._at = piece, 0
+        stop = len(self._piece) if size < 0 else self._at + size
+        data = self._piece[self._at : stop]
+        self._at += len(data)
+        return data
 
 
 class OriginalResponse(FileResponse):
@@ -60,24 +90,37 @@ class OriginalResponse(FileResponse):
             yield block
 
 
-def original_response(*, original: OriginalContent, range_header: str | None) -> HttpResponseBase:
-    """The 200, 206 or 416 for `original` (whose stream the response closes)."""
+def original_response(
+    *, original: OriginalContent | FetchedOriginal, range_header: str | None, on_close: Callable[[], None]
+) -> HttpResponseBase:
+    """The 200, 206, 413 or 416 for `original` (whose stream the response closes); `on_close` runs
+    once the response is done with it, at once for a refusal."""
     size = original.size
     start, end, status = 0, size, 200
     requested = parse_range_header(range_header) if range_header else None
     if requested is not None and requested.units == "bytes" and len(requested.ranges) == 1:
         bounds = requested.range_for_length(size)
         if bounds is None:
-            original.stream.close()
+            _refused(original, on_close)
             shown = (range_header or "")[:100]
             detail = f"The range {shown} is outside the file's {size} bytes."
             refused = JsonResponse({"detail": detail}, status=416)
             refused["Content-Range"] = f"bytes */{size}"
             return _secured(refused, mime_type=original.mime_type)
         (start, end), status = bounds, 206
+    body: _Window | _Pieces
+    if isinstance(original, FetchedOriginal):
+        cap = settings.CONTENT_MAX_BYTES
+        if status == 200 and size > cap:
+            _refused(original, on_close)
+            return _secured(_too_large(original, cap=cap), mime_type=original.mime_type)
+        end = min(end, start + cap)
+        body = _Pieces(original.fetch(start=start, end=end), on_close=on_close)
+    else:
+        body = _Window(original.stream, start=start, length=end - start, on_close=on_close)
     mime_type = original.mime_type or "application/octet-stream"
     response = OriginalResponse(
-        _Window(original.stream, start=start, length=end - start),
+        body,
         status=status,
         content_type=mime_type,
         as_attachment=not mime_type.startswith(_INLINE_PREFIXES),
@@ -88,6 +131,21 @@ def original_response(*, original: OriginalContent, range_header: str | None) ->
     if status == 206:
         response["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
     return _secured(response, mime_type=mime_type)
+
+
+def _refused(original: OriginalContent | FetchedOriginal, on_close: Callable[[], None]) -> None:
+    if isinstance(original, OriginalContent):
+        original.stream.close()
+    on_close()
+
+
+def _too_large(original: FetchedOriginal, *, cap: int) -> JsonResponse:
+    detail = (
+        f"{original.name} is {original.size:,} bytes, more than the {cap:,} sent whole from its source; "
+        "a byte range of it can still be asked for"
+    )
+    detail += f", or open it at its source: {original.link}" if original.link else "."
+    return JsonResponse({"detail": detail, "link": original.link}, status=413)
 
 
 def _secured(response: HttpResponseBase, *, mime_type: str) -> HttpResponseBase:

@@ -89,7 +89,7 @@ class Source(Protocol):
         """The content to index and its mime type (exports may change the type)."""
         ...
 
-    def open_original(self, entry: SourceEntry) -> OriginalContent:
+    def open_original(self, entry: SourceEntry) -> OriginalContent | FetchedOriginal:
         """The file's original bytes, streamed (never loaded whole), never from outside the root."""
         ...
 
@@ -123,6 +123,26 @@ class OriginalContent:
     size: int
     mime_type: str
     name: str
+
+
+class Fetch(Protocol):
+    def __call__(self, *, start: int, end: int) -> Iterator[bytes]:
+        """Bytes [start, end) of the file, in pieces as they arrive from the source."""
+        ...
+
+
+@dataclass(frozen=True)
+class FetchedOriginal:
+    """A file's original bytes left at a remote source (Drive) and fetched only as they are sent,
+    so a byte range costs the source only that range. ``link`` opens the file at its source (""
+    when unknown): what a person gets instead of a file too large to send whole.
+    """
+
+    fetch: Fetch
+    size: int
+    mime_type: str
+    name: str
+    link: str
 
 
 @dataclass

@@ -10,6 +10,7 @@ from googleapiclient.http import MediaIoBaseDownload, MediaIoBaseUpload
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy, execute
+from apps.library.sources import SourceError
 
 # Drive returns only id/name/mimeType unless asked; these are what entries and paths need.
 FILE_FIELDS = (
@@ -18,8 +19,11 @@ FILE_FIELDS = (
 )
 _CHANGE_FIELDS = f"nextPageToken,newStartPageToken,changes(changeType,fileId,removed,file({FILE_FIELDS}))"
 
-# Downloads for a person (the content endpoint) arrive in pieces of this size, each one request.
+# Exports for a person (the content endpoint) arrive in pieces of this size, each one request.
 _DOWNLOAD_CHUNK_BYTES = 8 << 20
+# A file sent on to a person is fetched in ranged pieces of at most this size, each sent as it
+# arrives: a download holds one piece in memory, and its first byte waits for one piece, not the file.
+STREAM_PIECE_BYTES = 4 << 20
 
 # Shared drive items are invisible unless both flags are set on every call.
 _ALL_DRIVES = {"supportsAllDrives": True}
@@ -90,12 +94,21 @@ class DriveApi:
         content: bytes = execute(request, retry=self._retry)
         return content
 
-    def download_to(self, file_id: str, sink: IO[bytes], *, export_mime_type: str | None = None) -> None:
-        """The file's content (or its export) written into ``sink`` piece by piece, never whole in memory."""
-        if export_mime_type is None:
+    def media_pieces(self, file_id: str, *, start: int, end: int) -> Iterator[bytes]:
+        """Bytes [start, end) of the file, each piece one `Range` request (retried alone)."""
+        for offset in range(start, end, STREAM_PIECE_BYTES):
+            last = min(offset + STREAM_PIECE_BYTES, end) - 1
             request = self._files.get_media(fileId=file_id, **_ALL_DRIVES)
-        else:
-            request = self._files.export_media(fileId=file_id, mimeType=export_mime_type)
+            request.headers["Range"] = f"bytes={offset}-{last}"
+            piece: bytes = execute(request, retry=self._retry)
+            if len(piece) != last + 1 - offset:
+                # It shrank since its size was read: stop rather than send less than Content-Length said.
+                raise SourceError("The file changed in Drive while it was being sent; open it again.")
+            yield piece
+
+    def export_to(self, file_id: str, sink: IO[bytes], *, mime_type: str) -> None:
+        """The file's export written into ``sink`` piece by piece, never whole in memory."""
+        request = self._files.export_media(fileId=file_id, mimeType=mime_type)
         downloader = MediaIoBaseDownload(sink, request, chunksize=_DOWNLOAD_CHUNK_BYTES)
         # Each piece goes through execute (retries, errors); a retried piece resumes at its offset.
         piece = SimpleNamespace(execute=downloader.next_chunk, methodId="files.download")

@@ -72,6 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             content_type=self.headers.get("Content-Type", ""),
             origin=origin,
+            range=self.headers.get("Range", ""),
         )
         try:
             reply = handle(self.server.state, request)

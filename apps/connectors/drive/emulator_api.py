@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
+from werkzeug.http import parse_range_header
+
 from apps.connectors.drive import mimes
 from apps.connectors.drive.emulator_errors import ApiError, bad_request
 from apps.connectors.drive.emulator_identity import id_token_sign
@@ -59,6 +61,7 @@ class Request:
     body: bytes = b""
     content_type: str = ""
     origin: str = ""  # the emulator's own http://host:port (the issuer of its ID tokens)
+    range: str = ""  # the Range header, honoured by downloads (alt=media) as Drive does
 
 
 @dataclass
@@ -166,7 +169,19 @@ def _download(state: DriveState, request: Request, file_id: str) -> Reply:
             "fileNotDownloadable",
             "Only files with binary content can be downloaded. Use Export with Docs Editors files.",
         )
-    return Reply(body=item.content, content_type=item.mime_type)
+    size = len(item.content)
+    requested = parse_range_header(request.range) if request.range else None
+    if requested is None or requested.units != "bytes" or len(requested.ranges) != 1:
+        state.record_media(file_id, request.range, size)
+        return Reply(body=item.content, content_type=item.mime_type)
+    bounds = requested.range_for_length(size)
+    if bounds is None:
+        raise ApiError(416, "requestedRangeNotSatisfiable", "Request range not satisfiable")
+    start, end = bounds
+    state.record_media(file_id, request.range, end - start)
+    reply = Reply(body=item.content[start:end], content_type=item.mime_type, status=206)
+    reply.headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    return reply
 
 
 def _export(state: DriveState, request: Request, file_id: str) -> Reply:

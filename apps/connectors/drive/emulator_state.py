@@ -46,6 +46,13 @@ class GoogleAccount:
     name: str = "Bob Example"
 
 
+@dataclass(frozen=True)
+class MediaServed:
+    file_id: str
+    range: str  # the request's Range header, "" for the whole file
+    length: int  # bytes sent
+
+
 @dataclass
 class DriveItem:
     id: str
@@ -88,6 +95,8 @@ class DriveState:
         self._faults: list[Fault] = []
         self.change_retention = change_retention
         self.calls: Counter[str] = Counter()
+        # Every download (alt=media) served: what a test checks to see that only a range was fetched.
+        self.media_served: list[MediaServed] = []
         self.revoked_refresh_tokens: set[str] = set()
         self._auth_codes: dict[str, OAuthGrant] = {}
         self.account = GoogleAccount()
@@ -206,6 +215,7 @@ class DriveState:
     def reset_calls(self) -> None:
         with self._lock:
             self.calls.clear()
+            self.media_served.clear()
 
     # --- the OAuth web flow ---
 
@@ -232,6 +242,10 @@ class DriveState:
                     if fault.times <= 0:
                         self._faults.remove(fault)
                     raise fault.error()
+
+    def record_media(self, file_id: str, range_header: str, length: int) -> None:
+        with self._lock:
+            self.media_served.append(MediaServed(file_id=file_id, range=range_header, length=length))
 
     def item(self, file_id: str, *, all_drives: bool = False) -> DriveItem:
         """Resolve ``root`` like Drive; shared drive items need ``supportsAllDrives``."""

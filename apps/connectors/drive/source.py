@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import mimetypes
 import tempfile
@@ -13,9 +14,10 @@ from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
 from apps.connectors.drive.changes import ChangeReader
 from apps.connectors.drive.client import DriveRequestError, RetryPolicy
-from apps.connectors.drive.entries import SHORTCUT_TARGET, EntryBuilder, walk
+from apps.connectors.drive.entries import SHORTCUT_TARGET, WEB_VIEW_LINK, EntryBuilder, walk
 from apps.library.sources import (
     ChangeSet,
+    FetchedOriginal,
     OriginalContent,
     SourceEntry,
     SourceError,
@@ -24,7 +26,7 @@ from apps.library.sources import (
     numbered_names,
 )
 
-# A download for a person is spooled to disk past this size, so a large file never sits in memory.
+# An export for a person is spooled to disk past this size, so a large one never sits in memory.
 _SPOOL_BYTES = 8 << 20
 
 
@@ -82,24 +84,32 @@ class DriveSource:
                     raise
         return self._api.export(file_id, formats[-1]), formats[-1]
 
-    def open_original(self, entry: SourceEntry) -> OriginalContent:
-        """The file downloaded (a Docs Editors file: exported, Office format first) into a spool."""
+    def open_original(self, entry: SourceEntry) -> OriginalContent | FetchedOriginal:
+        """A file's bytes left in Drive, fetched as they are sent (a range as Drive's own range);
+        a Docs Editors file exported (Office format first) into a spool: an export has no size
+        until it is made, and Drive serves no ranges of one."""
         file_id = entry.extra.get(SHORTCUT_TARGET, entry.external_id)
         formats = mimes.DOWNLOAD_FORMATS.get(entry.mime_type)
+        if formats is None:
+            # Read now, not from the row: the size must be the bytes Drive will send.
+            meta = self._api.get(file_id)
+            return FetchedOriginal(
+                fetch=functools.partial(self._api.media_pieces, file_id),
+                size=int(meta.get("size") or 0),
+                mime_type=entry.mime_type,
+                name=entry.name,
+                link=meta.get("webViewLink") or entry.extra.get(WEB_VIEW_LINK, ""),
+            )
         sink = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 (the caller closes it)
         try:
-            if formats is None:
-                self._api.download_to(file_id, sink)
-                mime_type = entry.mime_type
-            else:
-                mime_type = self._export(file_id, sink, formats)
+            mime_type = self._export(file_id, sink, formats)
         except BaseException:
             sink.close()
             raise
         size = sink.tell()
         sink.seek(0)
         name = entry.name
-        extension = (mimetypes.guess_extension(mime_type) or "") if formats is not None else ""
+        extension = mimetypes.guess_extension(mime_type) or ""
         if not name.endswith(extension):
             name += extension  # "Budget" exported as xlsx is saved as "Budget.xlsx"
         return OriginalContent(stream=sink, size=size, mime_type=mime_type, name=name)  # type: ignore[arg-type]
@@ -108,14 +118,14 @@ class DriveSource:
         """Exports ``file_id`` in the first of ``formats`` Drive offers; returns that type."""
         for mime_type in formats[:-1]:
             try:
-                self._api.download_to(file_id, sink, export_mime_type=mime_type)
+                self._api.export_to(file_id, sink, mime_type=mime_type)
                 return mime_type
             except DriveRequestError as error:
                 if error.status != 400:  # 400: this conversion is not offered, try the next
                     raise
                 sink.seek(0)
                 sink.truncate()
-        self._api.download_to(file_id, sink, export_mime_type=formats[-1])
+        self._api.export_to(file_id, sink, mime_type=formats[-1])
         return formats[-1]
 
     def move(self, entry: SourceEntry, new_path: str) -> SourceEntry:
