@@ -121,7 +121,9 @@ class ConversationDetailApi(APIView):
         conversation = selectors.conversation_get_with_messages(user=request.user, conversation_id=conversation_id)
         if conversation is None:
             raise Http404("Conversation not found.")
-        return Response(ConversationDetailOutputSerializer(conversation).data)
+        messages = list(conversation.messages.all())
+        present = selectors.cited_file_ids_present(conversation=conversation, messages=messages)
+        return Response(ConversationDetailOutputSerializer(conversation, context={"present_file_ids": present}).data)
 
     @extend_schema(request=ConversationRenameInputSerializer, responses={200: ConversationOutputSerializer})
     def patch(self, request: Request, conversation_id: int) -> Response:
@@ -152,7 +154,7 @@ class ConversationRegenerateApi(APIView):
     )
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = _conversation_or_404(request, conversation_id)
-        folder_access(user=request.user, folder_id=conversation.folder_id)  # a folder no longer shared: 404
+        folder_access(user=request.user, folder_id=conversation.live_folder_id)  # removed or no longer shared: 404
         run = controls.conversation_regenerate(user=request.user, conversation=conversation)  # type: ignore[arg-type]
         services.run_enqueue(run=run)
         body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}
@@ -237,7 +239,7 @@ class AnswerContinueApi(APIView):
         message = selectors.answer_get(user=request.user, message_id=message_id)
         if message is None:
             raise Http404("Message not found.")
-        folder_access(user=request.user, folder_id=message.conversation.folder_id)  # still allowed to ask it
+        folder_access(user=request.user, folder_id=message.conversation.live_folder_id)  # still allowed to ask it
         run = answer_continue_start(user=request.user, message=message)  # type: ignore[arg-type]
         services.run_enqueue(run=run)
         body = {"run_id": run.pk, "conversation_id": run.conversation_id, "events_url": events_url(run)}

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, QuerySet
+from django.http import Http404
 
 from apps.core.models import TimestampedModel
 from apps.library.models import File, Folder
@@ -22,9 +25,26 @@ class ConversationStatus(models.TextChoices):
     ARCHIVED = "archived", "Archived"
 
 
+def _keep_the_owners_conversations(collector: Any, field: Any, sub_objs: QuerySet[Conversation], using: str) -> None:
+    """A removed folder's owner keeps their conversations to read (the folder unset, its name kept);
+    the members' go with the folder, since removing it ends their access just as a revoke does."""
+    owners = sub_objs.filter(owner_id=F("folder__owner_id"))
+    names = Folder.objects.filter(pk__in=owners.values("folder_id")).values_list("pk", "name")
+    name_field = Conversation._meta.get_field("folder_name")
+    # Field updates run in the deletion's transaction, before the folder's row goes.
+    for folder_id, name in names:
+        collector.add_field_update(name_field, name, owners.filter(folder_id=folder_id))
+    models.SET_NULL(collector, field, owners, using)
+    models.CASCADE(collector, field, sub_objs.exclude(owner_id=F("folder__owner_id")), using)
+
+
 class Conversation(TimestampedModel):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
-    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="conversations")
+    # Null: the folder was removed, and this is its owner's conversation, kept read-only.
+    folder = models.ForeignKey(
+        Folder, on_delete=_keep_the_owners_conversations, null=True, related_name="conversations"
+    )
+    folder_name = models.CharField(max_length=255, blank=True, help_text="The folder's name when it was removed.")
     kind = models.CharField(max_length=8, choices=ConversationKind.choices, default=ConversationKind.CHAT)
     status = models.CharField(max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE)
     title = models.CharField(max_length=255, blank=True)
@@ -37,6 +57,26 @@ class Conversation(TimestampedModel):
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
+
+    @property
+    def live_folder_id(self) -> int:
+        """The folder that runs, questions and moves of this conversation work in.
+
+        A removed folder's kept conversations are read-only: `run_execute` and the endpoints that
+        start runs refuse them first, so reaching this without a folder answers 404 (or fails the run).
+        """
+        if self.folder_id is None:
+            raise ConversationFolderRemoved("This conversation's folder was removed.")
+        return self.folder_id
+
+    @property
+    def live_folder(self) -> Folder:
+        self.live_folder_id  # noqa: B018  (raises for a removed folder)
+        return self.folder  # type: ignore[return-value]  # set: live_folder_id checked it
+
+
+class ConversationFolderRemoved(Http404):
+    pass
 
 
 class MessageRole(models.TextChoices):

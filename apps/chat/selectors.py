@@ -1,4 +1,9 @@
-"""Reads of conversations, messages and runs, always scoped to their owner."""
+"""Reads of conversations, messages and runs, always scoped to their owner.
+
+An owner reads a conversation while they may still view its folder: a revoked member's
+conversations, runs and answers of that folder are 404 to them like any other id. A removed
+folder's owner keeps theirs (`folder` null, see `Conversation.folder`), read-only.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,12 @@ import uuid
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from apps.chat.models import AgentRun, Conversation, ConversationKind, Message, MessageFeedback, MessageRole
 from apps.chat.prompts import HistoryTurn
+from apps.library.access import FolderAction, folder_ids_allowed
+from apps.library.models import File
 from apps.llm.types import Role
 
 _HISTORY_ROLES = {MessageRole.USER: Role.USER, MessageRole.AGENT: Role.ASSISTANT}
@@ -23,12 +30,20 @@ def conversation_list(
     kind: str = ConversationKind.CHAT,
 ) -> QuerySet[Conversation]:
     """The owner's conversations of one kind, newest activity first, each with its message count."""
-    conversations = Conversation.objects.filter(owner_id=user.pk, kind=kind)
+    conversations = Conversation.objects.filter(_readable(user=user), kind=kind)
     if folder_id is not None:
         conversations = conversations.filter(folder_id=folder_id)
     if status:
         conversations = conversations.filter(status=status)
     return conversations.annotate(message_count=Count("messages")).order_by("-last_activity_at", "-id")
+
+
+def _readable(*, user: AbstractBaseUser | AnonymousUser, via: str = "") -> Q:
+    """The user's own conversations (through `via`, e.g. "conversation__") they may still read."""
+    allowed = folder_ids_allowed(user=user, action=FolderAction.VIEW)
+    return Q(**{f"{via}owner_id": user.pk}) & (
+        Q(**{f"{via}folder_id__in": allowed}) | Q(**{f"{via}folder_id__isnull": True})
+    )
 
 
 def conversation_get(*, user: AbstractBaseUser | AnonymousUser, conversation_id: int) -> Conversation | None:
@@ -46,7 +61,7 @@ def conversation_get_with_messages(
 
 def message_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Message | None:
     """A message of one of the user's conversations (of any kind)."""
-    return Message.objects.filter(pk=message_id, conversation__owner_id=user.pk).first()
+    return Message.objects.filter(_readable(user=user, via="conversation__"), pk=message_id).first()
 
 
 @dataclass(frozen=True)
@@ -106,11 +121,30 @@ def answer_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Me
     """An answer in one of the user's folder chats."""
     return (
         Message.objects.select_related("conversation")
-        .filter(pk=message_id, role=MessageRole.AGENT, conversation__owner_id=user.pk)
+        .filter(_readable(user=user, via="conversation__"), pk=message_id, role=MessageRole.AGENT)
         .filter(conversation__kind=ConversationKind.CHAT)
         .first()
     )
 
 
+def runs_readable(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[AgentRun]:
+    return AgentRun.objects.filter(_readable(user=user, via="conversation__"), owner_id=user.pk)
+
+
 def run_get(*, user: AbstractBaseUser | AnonymousUser, run_id: uuid.UUID) -> AgentRun | None:
-    return AgentRun.objects.filter(pk=run_id, owner_id=user.pk).first()
+    return runs_readable(user=user).filter(pk=run_id).first()
+
+
+def cited_file_ids_present(*, conversation: Conversation, messages: list[Message]) -> set[int]:
+    """Which files the messages cite still exist in the conversation's folder (none, once it is removed)."""
+    cited = {
+        source.get("file_id")
+        for message in messages
+        for key in ("citations", "sources_consulted")
+        for source in (message.content or {}).get(key, [])
+        if isinstance(source, dict)
+    }
+    ids = [file_id for file_id in cited if isinstance(file_id, int)]
+    if conversation.folder_id is None or not ids:
+        return set()
+    return set(File.objects.filter(folder_id=conversation.folder_id, pk__in=ids).values_list("pk", flat=True))

@@ -38,9 +38,22 @@ class StepOutputSerializer(serializers.Serializer):
     reasoning = serializers.CharField(required=False, help_text="The model's text before the call, if any.")
 
 
+class CitationOutputSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    file_id = serializers.IntegerField()
+    file_name = serializers.CharField()
+    path = serializers.CharField()
+    location = serializers.CharField()
+    chunk_id = serializers.IntegerField(allow_null=True)
+    snippet = serializers.CharField(help_text="The passage's opening: it finds the passage again after a re-index.")
+    source_removed = serializers.BooleanField(help_text="The file (or its whole folder) was removed since.")
+
+
 class MessageOutputSerializer(serializers.ModelSerializer[Message]):
     """`metadata` of an answer may hold `truncated` (continue it), `notice` and `fallback_reason`
-    (plain sentences: the model was unavailable and the offline answerer answered)."""
+    (plain sentences: the model was unavailable and the offline answerer answered).
+
+    Context: `present_file_ids`, the cited files that still exist (`cited_file_ids_present`)."""
 
     text = serializers.SerializerMethodField()
     citations = serializers.SerializerMethodField()
@@ -66,8 +79,9 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
     def get_text(self, message: Message) -> str:
         return str(message.content.get("text", ""))
 
+    @extend_schema_field(CitationOutputSerializer(many=True))
     def get_citations(self, message: Message) -> list[dict[str, Any]]:
-        return list(message.content.get("citations", []))
+        return self._marked(message.content.get("citations", []))
 
     @extend_schema_field(StepOutputSerializer(many=True))
     def get_steps(self, message: Message) -> list[dict[str, Any]]:
@@ -79,17 +93,39 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
         mine = getattr(message, "my_feedback", None)
         return FeedbackOutputSerializer(mine[0]).data if mine else None
 
+    @extend_schema_field(CitationOutputSerializer(many=True))
     def get_sources_consulted(self, message: Message) -> list[dict[str, Any]]:
         """The passages an answer citing none of them was written from."""
-        return list(message.content.get("sources_consulted", []))
+        return self._marked(message.content.get("sources_consulted", []))
+
+    def _marked(self, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        present = self.context["present_file_ids"]
+        return [{**source, "source_removed": source.get("file_id") not in present} for source in sources]
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
+    """`folder_id` is null once the folder was removed (`folder_removed`); `folder_name` is then
+    its name at removal (empty while the folder exists)."""
+
     message_count = serializers.IntegerField(read_only=True)
+    folder_removed = serializers.SerializerMethodField()
 
     class Meta:
         model = Conversation
-        fields = ["id", "folder_id", "title", "status", "message_count", "created_at", "last_activity_at"]
+        fields = [
+            "id",
+            "folder_id",
+            "folder_removed",
+            "folder_name",
+            "title",
+            "status",
+            "message_count",
+            "created_at",
+            "last_activity_at",
+        ]
+
+    def get_folder_removed(self, conversation: Conversation) -> bool:
+        return conversation.folder_id is None
 
 
 class ConversationDetailOutputSerializer(ConversationOutputSerializer):

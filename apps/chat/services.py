@@ -141,7 +141,8 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
             run_fail(run=run, events=events, message="The run was interrupted. Please ask again.", detail="redelivered")
         return run
     # Queued runs wait: the asker may have lost the folder (a revoked share) since asking.
-    if not folders_visible(user=run.owner).filter(pk=run.conversation.folder_id).exists():
+    folder_id = run.conversation.folder_id  # None: the folder was removed
+    if folder_id is None or not folders_visible(user=run.owner).filter(pk=folder_id).exists():
         run_fail(run=run, events=events, message="This folder is no longer available to you.", detail="no access")
         return run
     started = time.perf_counter()

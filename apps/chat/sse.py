@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from apps.chat.models import FINISHED_RUN_STATUSES, AgentRun, RunStatus
+from apps.chat.selectors import runs_readable
 from apps.core.events import TERMINAL_TYPES, run_channel
 from apps.core.sse import sse_response, sse_stream, stream_reader_or_error, unsaved_event
 
@@ -24,7 +25,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponseBas
     if isinstance(reader, JsonResponse):
         return reader
     user, after_id = reader
-    if not await AgentRun.objects.filter(pk=run_id, owner_id=user.pk).aexists():
+    if not await runs_readable(user=user).filter(pk=run_id).aexists():  # a revoked member's too
         return JsonResponse({"detail": "Run not found."}, status=404)
     return event_stream_response(run_id=run_id, after_id=after_id)
 

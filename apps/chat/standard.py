@@ -41,7 +41,7 @@ def standard_prompt(
     """One search for `question` in the conversation's folder (after what an agent `gathered`), the
     turns before `before_message_id`, and the model's messages built from both."""
     hits = chunk_search(
-        folder_id=conversation.folder_id,
+        folder_id=conversation.live_folder_id,
         query=question[: settings.SEARCH_MAX_QUERY_CHARS],
         k=settings.CHAT_SEARCH_K,
     )

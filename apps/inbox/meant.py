@@ -35,7 +35,7 @@ def paths_meant(
 ) -> tuple[list[str], bool]:
     """The files a message means: handed over, named, referred back to, or the whole inbox; and
     whether the user's own words named them (a destination said for them is an instruction)."""
-    folder_id = conversation.folder_id
+    folder_id = conversation.live_folder_id
     if file_ids:
         # Handed over by the query agent: its reading of the request, which the organize agent
         # turns into suggestions for the user to confirm.

@@ -194,7 +194,7 @@ def _answer_proposal(turn: Turn, *, remember: bool) -> RunResult:
 
 
 def _save(turn: Turn) -> RunResult:
-    folder = Folder.objects.get(pk=turn.conversation.folder_id)
+    folder = Folder.objects.get(pk=turn.conversation.live_folder_id)
     try:
         path = inbox_note_save(folder=folder, text=turn.text, url=turn.route.params.get("url"))
     except ApplicationError as exc:
@@ -228,7 +228,10 @@ def _query(turn: Turn) -> RunResult:
             history=turn.history(),
             tools=query_tools(state),
             tool_context=ToolContext(
-                folder_id=turn.conversation.folder_id, user_id=turn.run.owner_id, question=turn.text, run_id=turn.run_id
+                folder_id=turn.conversation.live_folder_id,
+                user_id=turn.run.owner_id,
+                question=turn.text,
+                run_id=turn.run_id,
             ),
             events=turn.events,
             system_prompt=QUERY_SYSTEM_PROMPT,
@@ -246,7 +249,7 @@ def _query(turn: Turn) -> RunResult:
     chosen = state.reply is not None and bool(state.reply.cards)
     cards = list(state.reply.cards) if state.reply is not None and chosen else list(state.found.values())
     if cards:
-        folder = turn.conversation.folder
+        folder = turn.conversation.live_folder
         turn.post(
             type=MessageType.SEARCH_RESULT,
             content={
@@ -262,7 +265,7 @@ def _query(turn: Turn) -> RunResult:
 
 
 def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str | None = None) -> RunResult:
-    folder_id = turn.conversation.folder_id
+    folder_id = turn.conversation.live_folder_id
     target = target or target_of(turn.route, folder_id=folder_id)
     paths, named = paths_meant(
         conversation=turn.conversation,
@@ -278,7 +281,7 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
         # "Move X to Y": the user's word, carried out; no agent second-guesses it.
         conversation = turn.conversation
         told = moves_as_told(
-            folder=conversation.folder, paths=paths, target=target, conversation=conversation, run_id=turn.run_id
+            folder=conversation.live_folder, paths=paths, target=target, conversation=conversation, run_id=turn.run_id
         )
         for message in told.messages:
             turn.events.emit("message", message_payload(message))
@@ -301,7 +304,7 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
 
 def _organize_batch(turn: Turn, *, paths: Sequence[str], target: str | None) -> RunResult:
     """One organize turn over at most BATCH_SIZE files."""
-    folder_id = turn.conversation.folder_id
+    folder_id = turn.conversation.live_folder_id
     state = dataclasses.replace(turn.state(), told_target=target)
     # The offline planner is told the files to organize; only a model gets the rest of the inbox.
     waiting = [file.path for file in inbox_files(folder_id=folder_id)] if organize_agent_available() else []
@@ -342,7 +345,7 @@ _HANDLERS: dict[Intent, Callable[[Turn], RunResult]] = {
 
 
 def _policy_suggestions(turn: Turn, *, paths: Sequence[str]) -> list[SuggestOutcome]:
-    files = folder_files_get_by_path(folder_id=turn.conversation.folder_id, paths=paths)
+    files = folder_files_get_by_path(folder_id=turn.conversation.live_folder_id, paths=paths)
     outcomes = [
         file_suggest(file_id=files[path].pk, on_demand=True, conversation=turn.conversation, run_id=turn.run_id)
         for path in paths

@@ -82,7 +82,7 @@ class InboxRunState:
 
     @property
     def folder_id(self) -> int:
-        return self.conversation.folder_id
+        return self.conversation.live_folder_id
 
     def record_search(self, query: str, cards: Sequence[FileCard]) -> None:
         with self.lock:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import status
@@ -9,6 +11,7 @@ from rest_framework import status
 from apps.core.api import ApplicationError, ConflictError
 from apps.library.models import Chunk, File
 from apps.library.sources import (
+    FetchedOriginal,
     OriginalContent,
     SourceAuthError,
     SourceError,
@@ -33,7 +36,7 @@ class SourceUnavailable(ApplicationError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
 
 
-def file_original_open(*, file: File) -> OriginalContent:
+def file_original_open(*, file: File) -> OriginalContent | FetchedOriginal:
     """The file's original bytes, read from its folder's source now (what the index holds may be older)."""
     try:
         return source_for(folder=file.folder).open_original(source_entry_of(file))
@@ -54,6 +57,31 @@ def file_chunks(*, file: File) -> QuerySet[Chunk]:
 
 def file_chunk_get(*, file: File, chunk_id: int) -> Chunk | None:
     return file_chunks(file=file).filter(pk=chunk_id).first()
+
+
+# How many words of a quoted passage's start or end must still match when the whole no longer does.
+QUOTE_PART_WORDS = 8
+
+
+def file_chunk_quoting(*, file: File, quote: str) -> Chunk | None:
+    """The file's first chunk holding a cited passage, for a citation whose chunk a re-index replaced.
+
+    The same chunker cuts the same text the same way, so the whole quote usually matches; after a
+    change of chunk size the passage may straddle two new chunks, so its start, then its end, will do.
+    Whitespace may differ (the quote came through a URL): any run of it matches any other.
+    """
+    words = quote.split()
+    if not words:
+        return None
+    parts = [words]
+    if len(words) > 2 * QUOTE_PART_WORDS:
+        parts += [words[:QUOTE_PART_WORDS], words[-QUOTE_PART_WORDS:]]
+    for part in parts:
+        pattern = r"\s+".join(re.escape(word) for word in part)
+        found = file_chunks(file=file).filter(text__regex=pattern).first()
+        if found is not None:
+            return found
+    return None
 
 
 def file_chunk_position(*, chunk: Chunk) -> int:

@@ -60,7 +60,7 @@ def guideline_proposal_respond(*, message_id: int, remember: bool) -> tuple[Mess
         if line.get("status"):
             raise ConflictError(f"This line was already {line['status']}.")
         if remember:
-            folder = Folder.objects.get(pk=proposal.conversation.folder_id)
+            folder = Folder.objects.get(pk=proposal.conversation.live_folder_id)
             added = guideline_line_append(folder=folder, line=line["line"])
             details = f"Added to {GUIDELINE_PATH}: {line['line']}" if added else f"{GUIDELINE_PATH} already says that."
         else:

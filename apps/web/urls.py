@@ -12,6 +12,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
     path("", views.folder_list, name="web-folders"),
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
+    path("conversations/<int:conversation_id>/", views.conversation, name="web-conversation"),
     path("inbox/", views.inbox, name="web-inbox"),
     path("invite/<str:token>/", views.invitation, name="web-invitation"),
     path("help/drive/", views.drive_setup, name="web-drive-setup"),

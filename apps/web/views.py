@@ -5,18 +5,24 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from apps.chat.selectors import conversation_get
 from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.library.access import file_access, folder_access
-from apps.library.document_selectors import CHUNKS_PAGE_SIZE, file_chunk_get, file_chunk_position
+from apps.library.document_selectors import (
+    CHUNKS_PAGE_SIZE,
+    file_chunk_get,
+    file_chunk_position,
+    file_chunk_quoting,
+)
 from apps.library.members import invitation_accept, invitation_check_invitee, invitation_get
 from apps.library.models import Chunk, File
 from apps.library.services import local_roots
@@ -25,6 +31,8 @@ from apps.web.signup import invitation_token_forget, invitation_token_keep
 
 DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
 DRIVE_SETUP = "Google Drive setup"  # the README's section
+# The longest `?quote=` a document page searches its chunks for (a citation's snippet is shorter).
+MAX_QUOTE_CHARS = 400
 
 
 @login_required
@@ -90,6 +98,18 @@ def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
 
 
 @login_required
+def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """A conversation by its id alone: in its folder's chat, or, once the folder was removed, kept
+    read-only for its owner (nobody else's conversation survives the removal)."""
+    found = conversation_get(user=request.user, conversation_id=conversation_id)
+    if found is None:
+        raise Http404("Conversation not found.")
+    if found.folder_id is not None:
+        return redirect(f"{reverse('web-folder-chat', kwargs={'folder_id': found.folder_id})}?c={found.pk}")
+    return render(request, "web/conversation_removed.html", {"conversation": found})
+
+
+@login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
 
@@ -129,9 +149,16 @@ def drive_setup(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
-    """A file's extracted text in order, opened at the cited chunk (`?chunk=`), with its original."""
-    file = file_access(user=request.user, file_id=file_id)
-    chunk = _cited_chunk(file, request.GET.get("chunk", ""))
+    """A file's extracted text in order, opened at the cited chunk (`?chunk=`), with its original.
+
+    A citation's file may have left its folder since: that says so (a 404, the same as for a
+    file the user may not see, so nothing tells them whether it ever existed).
+    """
+    try:
+        file = file_access(user=request.user, file_id=file_id)
+    except Http404:
+        return render(request, "web/file_removed.html", status=404)
+    chunk = _cited_chunk(file, request.GET.get("chunk", ""), request.GET.get("quote", "")[:MAX_QUOTE_CHARS])
     location = chunk.location if chunk is not None else {}
     context = {
         "file": file,
@@ -147,12 +174,12 @@ def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
     return render(request, "web/document.html", context)
 
 
-def _cited_chunk(file: File, value: str) -> Chunk | None:
-    """The file's chunk named by `?chunk=`; anything else (another file's, not a number, past a
-    bigint) cites nothing: the page still opens, at the start."""
-    if not value.isdigit() or len(value) > 18:
-        return None
-    return file_chunk_get(file=file, chunk_id=int(value))
+def _cited_chunk(file: File, value: str, quote: str) -> Chunk | None:
+    """The file's chunk named by `?chunk=`, else the one holding the cited passage (`?quote=`: a
+    re-index gave the passage a new chunk); else nothing (another file's chunk, not a number, past
+    a bigint): the page still opens, at the start."""
+    chunk = file_chunk_get(file=file, chunk_id=int(value)) if value.isdigit() and len(value) <= 18 else None
+    return chunk or file_chunk_quoting(file=file, quote=quote)
 
 
 def _web_view_link(extra: dict[str, str]) -> str | None:

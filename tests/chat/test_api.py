@@ -159,7 +159,8 @@ def test_conversation_detail_has_messages_with_citations(auth_client, library, s
         ("agent", "Total wages were 84,500 dollars [1]."),
     ]
     (citation,) = body["messages"][1]["citations"]
-    assert set(citation) == {"n", "file_id", "file_name", "path", "location", "chunk_id", "snippet"}
+    assert set(citation) == {"n", "file_id", "file_name", "path", "location", "chunk_id", "snippet", "source_removed"}
+    assert citation["source_removed"] is False
     assert body["messages"][1]["metadata"]["model"] == "scripted"
     run_body = auth_client.get(f"/api/runs/{run.pk}").json()
     assert run_body["status"] == "completed" and run_body["answer_id"] == body["messages"][1]["id"]

@@ -15,7 +15,7 @@ from tests.hardening.test_access_matrix import ALL_ROUTES
 
 pytestmark = pytest.mark.django_db
 
-PUBLIC, SIGNED_IN, FOLDER_VIEW = "public", "signed-in", "folder-view"
+PUBLIC, SIGNED_IN, FOLDER_VIEW, AUTHOR = "public", "signed-in", "folder-view", "author"
 RULES = {
     "login": PUBLIC,
     "logout": PUBLIC,
@@ -25,6 +25,8 @@ RULES = {
     "web-invitation": SIGNED_IN,
     "web-drive-setup": SIGNED_IN,
     "web-folder-chat": FOLDER_VIEW,
+    # A conversation by id: its author's alone (opening it in its folder's chat, a redirect).
+    "web-conversation": AUTHOR,
     "web-file-document": FOLDER_VIEW,
     "web-folder-files": FOLDER_VIEW,
     "web-folder-search": FOLDER_VIEW,
@@ -94,10 +96,10 @@ def test_pages_by_role(name, owned, user, other_user, django_user_model):
     anonymous = _client().get(url)
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/"), (url, anonymous.status_code)
 
-    assert _client(user).get(url).status_code == 200, url
+    assert _client(user).get(url).status_code == (302 if RULES[name] == AUTHOR else 200), url
     for role in ("viewer", "editor"):
         member = django_user_model.objects.create_user(username=f"page-{role}")
         FolderMembership.objects.create(folder=owned.folder, user=member, role=role)
-        assert _client(member).get(url).status_code == 200, (url, role)
+        assert _client(member).get(url).status_code == (404 if RULES[name] == AUTHOR else 200), (url, role)
     stranger = _client(other_user).get(url).status_code
-    assert stranger == (404 if RULES[name] == FOLDER_VIEW else 200), (url, stranger)
+    assert stranger == (200 if RULES[name] == SIGNED_IN else 404), (url, stranger)

@@ -1,4 +1,5 @@
-"""Folders whose files have known chunks (hash-embedded), written straight to the database."""
+"""Folders whose files have known chunks (hash-embedded), and answers citing them, written straight
+to the database."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import datetime as dt
 
 from django.utils import timezone
 
+from apps.chat.models import AgentRun, Message
+from apps.chat.prompts import SNIPPET_CHARS
+from apps.chat.types import Citation
 from apps.embeddings.providers import get_embedder
 from apps.library.models import Chunk, File, Folder
 
@@ -53,3 +57,27 @@ def make_folder(owner, name: str = "notes") -> Folder:
         status="ready",
         last_synced_at=timezone.now(),
     )
+
+
+def add_cited_answer(*, run, files: list[File]) -> Message:
+    """A saved answer to the run's question citing the first chunk of each file, `[1]`, `[2]`, ..."""
+    citations = []
+    for n, file in enumerate(files, start=1):
+        chunk = file.chunks.order_by("chunk_index").first()
+        citations.append(
+            Citation(
+                n=n,
+                file_id=file.pk,
+                file_name=file.name,
+                path=file.path,
+                location="",
+                chunk_id=chunk.pk,
+                snippet=chunk.text[:SNIPPET_CHARS],
+            ).as_dict()
+        )
+    text = " ".join(f"Passage [{n}]." for n in range(1, len(files) + 1))
+    answer = Message.objects.create(
+        conversation_id=run.conversation_id, role="agent", content={"text": text, "citations": citations}
+    )
+    AgentRun.objects.filter(pk=run.pk).update(answer=answer, status="completed", finished_at=timezone.now())
+    return answer

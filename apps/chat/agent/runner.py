@@ -35,9 +35,9 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
         outcome = agent_loop_run(
             question=question,
             history=history,
-            tools=folder_tools(folder_id=conversation.folder_id),
+            tools=folder_tools(folder_id=conversation.live_folder_id),
             tool_context=ToolContext(
-                folder_id=conversation.folder_id, user_id=run.owner_id, question=question, run_id=str(run.pk)
+                folder_id=conversation.live_folder_id, user_id=run.owner_id, question=question, run_id=str(run.pk)
             ),
             events=events,
             limits=AgentLimits.from_settings(max_iterations=run.max_iterations),

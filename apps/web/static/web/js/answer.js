@@ -41,6 +41,9 @@ function inlineNodes(line, byNumber) {
 function citationLink(n, citation) {
   // While the answer streams the citations are not known yet: [n] stays plain text until then.
   if (!citation) return `[${n}]`;
+  if (citation.source_removed) {
+    return h("span", { class: "cite cite-removed", title: `Source removed: ${citationLabel(citation)}` }, `[${n}]`);
+  }
   return h(
     "a",
     { class: "cite", href: citationHref(citation), "aria-label": `Source ${n}: ${citationLabel(citation)}` },

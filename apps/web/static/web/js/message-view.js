@@ -71,18 +71,24 @@ export class AnswerView {
     const sources = field(this.item, "sources");
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
-      ...citations.map((citation) =>
-        h(
-          "li",
-          {},
-          h(
-            "a",
-            { class: "source-chip", href: citationHref(citation) },
-            h("span", { class: "source-n" }, String(citation.n)),
-            citationLabel(citation),
-          ),
-        ),
-      ),
+      ...citations.map((citation) => {
+        const number = h("span", { class: "source-n" }, String(citation.n));
+        // Its file or folder is gone: nothing to open, and a link would lead to a 404.
+        if (citation.source_removed) {
+          return h(
+            "li",
+            {},
+            h(
+              "span",
+              { class: "source-chip source-removed" },
+              number,
+              citationLabel(citation),
+              h("em", {}, " · source removed"),
+            ),
+          );
+        }
+        return h("li", {}, h("a", { class: "source-chip", href: citationHref(citation) }, number, citationLabel(citation)));
+      }),
     );
     field(this.item, "meta").textContent = describe(message.metadata ?? {}, this.item);
     if (message.id) this.item.dataset.messageId = message.id;

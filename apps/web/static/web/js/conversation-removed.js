@@ -1,0 +1,22 @@
+// A conversation whose folder was removed: read-only, its answers shown as the chat page shows them.
+import { api } from "./api.js";
+import { AnswerView, questionItem } from "./message-view.js";
+
+const root = document.getElementById("kept-conversation");
+const messages = document.getElementById("messages");
+
+async function start() {
+  let conversation;
+  try {
+    conversation = await api(`/api/conversations/${root.dataset.conversationId}`);
+  } catch (error) {
+    document.getElementById("run-status").textContent = `Could not open this conversation: ${error.message}`;
+    return;
+  }
+  for (const message of conversation.messages) {
+    if (message.role === "user") messages.append(questionItem(message.text));
+    else if (message.role === "agent") messages.append(AnswerView.finished(message).item);
+  }
+}
+
+start();
