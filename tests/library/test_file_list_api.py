@@ -174,13 +174,18 @@ def test_an_editor_sets_the_interval_a_viewer_may_not(folder, django_user_model)
 # -- removing a folder with conversations -------------------------------------------------------
 
 
-def test_removing_a_folder_takes_its_conversations_and_the_history_still_lists(auth_client, folder, user):
+def test_removing_a_folder_keeps_its_owners_conversations_to_read_and_the_history_still_lists(
+    auth_client, folder, user
+):
     other = Folder.objects.create(owner=user, source="local", external_id="/srv/other", name="Other")
-    gone = Conversation.objects.create(owner=user, folder=folder, title="About the boiler")
+    removed = Conversation.objects.create(owner=user, folder=folder, title="About the boiler")
     kept = Conversation.objects.create(owner=user, folder=other, title="About the car")
     assert auth_client.delete(f"/api/folders/{folder.pk}").status_code == 204
     listed = auth_client.get("/api/conversations")
     assert listed.status_code == 200
-    assert [item["id"] for item in listed.json()["results"]] == [kept.pk]
-    assert auth_client.get(f"/api/conversations/{gone.pk}").status_code == 404
+    by_id = {item["id"]: item for item in listed.json()["results"]}
+    assert set(by_id) == {kept.pk, removed.pk}
+    assert (by_id[removed.pk]["folder_removed"], by_id[kept.pk]["folder_removed"]) == (True, False)
+    opened = auth_client.get(f"/api/conversations/{removed.pk}")
+    assert opened.status_code == 200 and opened.json()["folder_name"] == folder.name
     assert not File.objects.filter(folder_id=folder.pk).exists()

@@ -61,17 +61,21 @@ def test_a_first_google_sign_in_creates_the_account(drive_page: Page, google_acc
     assert get_user_model().objects.filter(email="bob@example.com").count() == 1
 
 
+def join_after_signing_in(page: Page, token: str) -> None:
+    """A logged-out visitor opens the invitation, signs in with Google, and joins "Team notes"."""
+    page.goto(f"/invite/{token}/")
+    expect(page).to_have_url(re.compile(r"/login/\?next=/invite/"))
+    sign_in_with_google(page)
+    expect(page.get_by_text("alice invites you to Team notes as a viewer.")).to_be_visible()
+    page.get_by_role("button", name="Join Team notes").click()
+    expect(page.get_by_role("heading", level=1, name="Team notes")).to_be_visible()
+
+
 def test_an_invitation_link_joins_after_signing_in_with_google(drive_page: Page, user, google_account) -> None:
     folder = Folder.objects.create(owner=user, source="local", external_id="/srv/team", name="Team notes")
     _, token = invitation_create(folder=folder, actor=user, role="viewer", anyone_with_link=True)
 
-    drive_page.goto(f"/invite/{token}/")
-    expect(drive_page).to_have_url(re.compile(r"/login/\?next=/invite/"))
-    sign_in_with_google(drive_page)
-    expect(drive_page.get_by_text("alice invites you to Team notes as a viewer.")).to_be_visible()
-    drive_page.get_by_role("button", name="Join Team notes").click()
-
-    expect(drive_page.get_by_role("heading", level=1, name="Team notes")).to_be_visible()
+    join_after_signing_in(drive_page, token)
     bob = SocialAccount.objects.get(provider="google").user
     assert FolderMembership.objects.filter(folder=folder, user=bob, role="viewer").exists()
 
@@ -107,13 +111,7 @@ def test_an_invitation_opened_first_admits_another_domain(drive_page: Page, user
     _, token = invitation_create(folder=folder, actor=user, role="viewer", invitee="eve@elsewhere.org")
     google_account.state.id_token_overrides.update(ELSEWHERE)
 
-    drive_page.goto(f"/invite/{token}/")
-    expect(drive_page).to_have_url(re.compile(r"/login/\?next=/invite/"))
-    sign_in_with_google(drive_page)
-    expect(drive_page.get_by_text("alice invites you to Team notes as a viewer.")).to_be_visible()
-    drive_page.get_by_role("button", name="Join Team notes").click()
-
-    expect(drive_page.get_by_role("heading", level=1, name="Team notes")).to_be_visible()
+    join_after_signing_in(drive_page, token)
     eve = SocialAccount.objects.get(uid=ELSEWHERE["sub"]).user
     assert FolderMembership.objects.filter(folder=folder, user=eve, role="viewer").exists()
 
