@@ -38,6 +38,11 @@ def conversation_list(
     return conversations.annotate(message_count=Count("messages")).order_by("-last_activity_at", "-id")
 
 
+def conversation_list_of_removed_folders(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Conversation]:
+    """The owner's chats kept from folders since removed (read-only; the folders page lists them)."""
+    return conversation_list(user=user).filter(folder__isnull=True)
+
+
 def _readable(*, user: AbstractBaseUser | AnonymousUser, via: str = "") -> Q:
     """The user's own conversations (through `via`, e.g. "conversation__") they may still read."""
     allowed = folder_ids_allowed(user=user, action=FolderAction.VIEW)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from apps.chat.selectors import conversation_get
+from apps.chat.selectors import conversation_get, conversation_list_of_removed_folders
 from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
@@ -87,6 +87,7 @@ def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status
         "drive_notice": notice,
         # Shown when Drive is not configured: the README's emulator commands, never a copy of them.
         "drive_demo": next(block.text for block in readme_section(title=DRIVE_SETUP) if block.kind == "code"),
+        "removed_folder_conversations": conversation_list_of_removed_folders(user=request.user)[:50],
     }
     return render(request, "web/folders.html", context, status=status)
 

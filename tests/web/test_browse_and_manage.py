@@ -169,7 +169,12 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     expect(page.get_by_role("link", name="Household notes", exact=True)).to_have_count(0)
     assert not Folder.objects.filter(pk=home_notes.pk).exists()
     assert not Chunk.objects.filter(folder_id=home_notes.pk).exists()
-    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+    conversation.refresh_from_db()  # the owner's: kept to read, its folder's name remembered
+    assert (conversation.folder_id, conversation.folder_name) == (None, "Household notes")
+    kept = page.get_by_role("region", name="Conversations of removed folders")
+    expect(kept).to_contain_text("Household notes, read-only")
+    kept.get_by_role("link", name="Boiler").click()
+    expect(page.locator("#folder-removed")).to_contain_text("Folder removed: “Household notes”")
     assert {name: (BASE_DIR / root / name).read_text() for name in before} == before
     # The removed folder's pages are gone too, not broken.
     assert page.goto(f"/folders/{home_notes.pk}/").status == 404

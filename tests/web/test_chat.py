@@ -53,7 +53,7 @@ def test_answer_streams_in_with_citations_that_link_their_passage(page: Page, fo
 
     # A citation opens its document page at the cited chunk (tests/web/test_document_page.py follows one).
     citation = answer.get_by_role("link", name=re.compile(r"^Source \d+: W2_Acme_2024\.pdf · page 1$")).first
-    expect(citation).to_have_attribute("href", re.compile(r"^/files/\d+\?chunk=\d+$"))
+    expect(citation).to_have_attribute("href", re.compile(r"^/files/\d+\?chunk=\d+&quote=\S+$"))
 
     # The conversation is listed and kept: opening it again shows the history, not a new run.
     expect(page).to_have_url(re.compile(r"\?c=\d+$"))

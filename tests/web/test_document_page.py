@@ -76,7 +76,7 @@ def test_a_citation_opens_the_cited_passage_highlighted_and_the_pdf_at_its_page(
 
     page.locator(".message-agent .answer .cite").first.click()
 
-    expect(page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+$"))
+    expect(page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+(&quote=\S+)?$"))
     expect(page.get_by_role("heading", level=1, name="W2_Acme_2024.pdf")).to_be_visible()
     cited = page.locator(".chunk.cited")
     expect(cited.locator("mark")).to_contain_text("12,300 dollars")
@@ -212,6 +212,6 @@ def test_an_agent_steps_passage_opens_its_document(page: Page, disk_folder, cele
     found = step.get_by_role("list", name="Passages found").get_by_role("link")
     expect(found.first).to_contain_text("W2_Acme_2024.pdf")
     found.filter(has_text="page 2").first.click()
-    expect(page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+$"))
+    expect(page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+(&quote=\S+)?$"))
     expect(page.locator(".chunk.cited")).to_contain_text("page 2")
     expect(page.locator(".chunk.cited mark")).to_be_visible()

@@ -80,7 +80,7 @@ def test_invite_join_ask_refused_promoted_and_revoked(
         bob_page.get_by_label("Your question").press("Enter")
         expect(bob_page.locator("#run-status")).to_have_text("Answer ready.")
         bob_page.get_by_role("link", name=re.compile(r"^Source \d+: lease-renewal\.txt")).first.click()
-        expect(bob_page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+$"))
+        expect(bob_page).to_have_url(re.compile(r"/files/\d+\?chunk=\d+(&quote=\S+)?$"))
         expect(bob_page.locator(".chunk.cited mark")).to_contain_text("renews on June 1")
 
         bob_page.goto("/")
