@@ -54,8 +54,12 @@ run: migrate ocr
 demo-refresh: install
 	$(BIN)/python manage.py demo_folder --refresh
 
+# Two test processes by default (pytest-xdist; TEST_WORKERS=0 runs in one): most tests wait on
+# servers, workers and the browser, so two share two cores well. A module stays in one process,
+# where its module-scoped servers start once.
+TEST_WORKERS ?= 2
 test: services browser ocr german-docs sphinx-js
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
 # with passwords, reached only through DATABASE_URL / REDIS_URL (`make test` runs it too).

@@ -6,8 +6,12 @@ from config.settings import *  # noqa: F403
 from config.settings import CACHES, LOGGING, REDIS_URL
 
 # Each test session uses its own Redis database so its queues never mix with a running
-# `make run` stack or another session's.
-REDIS_URL = f"{REDIS_URL.rsplit('/', 1)[0]}/{os.environ.get('TEST_REDIS_DB', '1')}"
+# `make run` stack or another session's; each pytest-xdist worker (gw0, gw1, ...) the next one,
+# as pytest-django gives each its own PostgreSQL database. Processes a test starts (Celery
+# workers, uvicorn) inherit PYTEST_XDIST_WORKER, so they land in their worker's database too.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_REDIS_DB = int(os.environ.get("TEST_REDIS_DB", "1")) + (int(_XDIST_WORKER[2:]) if _XDIST_WORKER[2:].isdigit() else 0)
+REDIS_URL = f"{REDIS_URL.rsplit('/', 1)[0]}/{_REDIS_DB}"
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 # Keys of this session only: another session's counts (same user ids, same database) never leak in.
