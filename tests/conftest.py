@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from tests.support.llm_wire_stub import LLMWireStub
 
 
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A bytes parameter is named by its argument, not shown: generated files carry timestamps and
+    random ids, and pytest-xdist's processes must collect the same test ids (pytest numbers them)."""
+    return argname if isinstance(val, bytes | bytearray) else None
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password")
