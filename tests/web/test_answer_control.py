@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback, RunStatus
 from tests.support.browser import log_in
@@ -149,6 +149,40 @@ def test_regenerate_then_rename_and_delete_the_conversation(page: Page, folder, 
     expect(page).to_have_url(re.compile(rf"/folders/{folder.pk}/$"))
     expect(page.locator("#conversation-list")).to_contain_text("No conversations yet.")
     assert not Conversation.objects.exists()
+
+
+def test_a_list_refresh_landing_during_a_rename_leaves_the_title_field_open(
+    page: Page, folder, celery_worker_process
+) -> None:
+    open_chat(page, folder)
+    ask(page, W2_QUESTION)
+    sidebar = page.locator("#conversation-list")
+    expect(sidebar.get_by_role("button", name=re.compile("^Rename"))).to_be_visible()
+    held: list[Route] = []
+    page.route(re.compile(r"/api/conversations\?folder_id="), lambda route: held.append(route))
+
+    # The regenerated answer's end refreshes the list; that refresh is held until the field is open.
+    answers(page).last.get_by_role("button", name="Regenerate").click()
+    expect(answers(page)).to_have_count(2)
+    expect(page.locator("#run-status")).to_have_text("Answer ready.")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    sidebar.get_by_role("button", name=re.compile("^Rename")).click()
+    title = sidebar.get_by_label("Conversation title")
+    expect(title).to_be_focused()
+    with page.expect_response(re.compile(r"/api/conversations\?folder_id=")):
+        held[0].continue_()
+    page.unroute(re.compile(r"/api/conversations\?folder_id="))
+    page.wait_for_timeout(300)  # the page handles the late list, or would sweep the field away
+
+    expect(title).to_be_focused()
+    title.fill("Taxes withheld")
+    title.press("Enter")
+    expect(sidebar.get_by_role("link", name=re.compile("Taxes withheld"))).to_be_visible()
+    assert Conversation.objects.get().title == "Taxes withheld"
 
 
 def test_a_long_step_line_wraps_inside_the_column(

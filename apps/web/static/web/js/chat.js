@@ -85,13 +85,16 @@ function showConversationInUrl(id) {
   history.replaceState(null, "", url);
 }
 
-async function loadConversations() {
+async function loadConversations({ evenWhileRenaming = false } = {}) {
   let conversations;
   try {
     conversations = results(await api(`/api/conversations?folder_id=${folderId}&limit=50`));
   } catch {
     return; // the sidebar is a convenience; the chat works without it
   }
+  // A refresh that lands while a title is being edited would sweep the field away under the
+  // person's cursor; the edit refreshes the list itself when it ends.
+  if (!evenWhileRenaming && conversationList.querySelector(".conversation-rename")) return;
   conversationList.replaceChildren(...conversations.map(conversationItem));
   if (!conversations.length) conversationList.append(h("li", { class: "muted" }, "No conversations yet."));
 }
@@ -143,11 +146,11 @@ function rename(item, conversation, title) {
     } catch (error) {
       setStatus(error.message, { failed: true });
     }
-    await loadConversations();
+    await loadConversations({ evenWhileRenaming: true });
     conversationList.querySelector(`a[href="?c=${conversation.id}"]`)?.focus();
   });
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") loadConversations();
+    if (event.key === "Escape") loadConversations({ evenWhileRenaming: true });
   });
   item.replaceChildren(form);
   input.focus();
@@ -167,7 +170,7 @@ async function remove(conversation, title) {
     return;
   }
   setStatus("Conversation deleted.");
-  await loadConversations();
+  await loadConversations({ evenWhileRenaming: true });
   document.getElementById("new-conversation").focus();
 }
 
