@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -21,6 +22,7 @@ from apps.library.sources import SourceError, SourceNotFoundError
 _DIRECTORY = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 # O_NONBLOCK: opening a fifo put there must not hang the reader (it is refused after fstat).
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def file_open_beneath(*, root: Path, relative: str) -> tuple[int, os.stat_result]:
@@ -57,6 +59,18 @@ def directory_open_beneath(*, root: Path, parts: list[str], create: bool = False
         yield descriptor
     finally:
         os.close(descriptor)
+
+
+def hidden_file_create(*, directory: int, prefix: str) -> tuple[int, str]:
+    """A new file of a random hidden name in the `directory` descriptor, opened for writing, and
+    its name; O_EXCL with O_NOFOLLOW so a name planted there (a symlink included) is never written
+    through. The caller closes the descriptor and links, renames or unlinks the name."""
+    while True:
+        name = f"{prefix}{secrets.token_hex(8)}.tmp"
+        try:
+            return os.open(name, _NEW_FILE, 0o666, dir_fd=directory), name
+        except FileExistsError:
+            continue
 
 
 def _open_component(parent: int, parts: list[str], index: int, flags: int) -> int:

@@ -14,15 +14,15 @@ import re
 import shutil
 import socket
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from django.conf import settings
 
-from apps.connectors.beneath import directory_open_beneath, file_open_beneath
+from apps.connectors.beneath import directory_open_beneath, file_open_beneath, hidden_file_create
 from apps.library.exclusions import Exclusion
 from apps.library.sources import (
     OriginalContent,
@@ -59,20 +59,28 @@ class LocalSource:
     def list_entries(self) -> Iterator[SourceEntry]:
         self._root_check()
         self._problems = []
-        pending = [self.root]
+        pending: list[tuple[str, ...]] = [()]
         while pending:
-            directory = pending.pop()
+            parts = pending.pop()
             try:
-                children = sorted(os.scandir(directory), key=lambda child: child.name)
-            except OSError as exc:
-                self._problem(Path(directory), f"unreadable directory: {exc.strerror}")
+                # Each directory is opened beneath the root, no link followed: one swapped for a
+                # symlink since its parent was listed is refused, not walked.
+                with directory_open_beneath(root=self.root, parts=list(parts)) as descriptor:
+                    children = sorted(os.scandir(descriptor), key=lambda child: child.name)
+                    # Visited while the descriptor is open: the entries stat through it.
+                    entries = [
+                        entry
+                        for child in children
+                        if not child.name.startswith(".")  # .git, .DS_Store, editor swap files: never content
+                        and (entry := self._visit(child, parts, pending)) is not None
+                    ]
+            except SourceError as exc:
+                self._problem(self.root.joinpath(*parts), str(exc))
                 continue
-            for child in children:
-                if child.name.startswith("."):
-                    continue  # .git, .DS_Store, editor swap files: never content
-                entry = self._visit(child, pending)
-                if entry is not None:
-                    yield entry
+            except OSError as exc:
+                self._problem(self.root.joinpath(*parts), f"unreadable directory: {exc.strerror}")
+                continue
+            yield from entries
 
     def problems(self) -> list[SourceProblem]:
         return list(self._problems)
@@ -124,51 +132,60 @@ class LocalSource:
     def write_file(self, directory: str, name: str, content: BinaryIO, mime_type: str) -> SourceEntry:
         # The bytes go to a hidden temporary file first (never listed), then os.link gives it its
         # name: link fails on any existing name, a planted symlink included, so nothing is ever
-        # overwritten and the name appears only once the whole content is there.
+        # overwritten and the name appears only once the whole content is there. Both are made
+        # from the directory's descriptor, opened beneath the root (see `beneath`).
         if "/" in name or name.startswith(".") or _clean_relative(name) != name:
             raise SourceError(f"{name!r} is not a plain file name.")
-        if not self.root.is_dir():
-            raise SourceNotFoundError(f"The folder {self.root} no longer exists.")
-        target_dir = self._inside(_clean_relative(directory))
+        relative_dir = _clean_relative(directory)
+        self._inside(relative_dir)  # a clear refusal first; the descriptor walk is the guard
         try:
-            target_dir.mkdir(exist_ok=True)
-            if not Path(os.path.realpath(target_dir)).is_relative_to(self.root):
-                raise SourceError(f"{directory} leads outside the folder.")
-            descriptor, temporary = tempfile.mkstemp(dir=target_dir, prefix=".upload-")
-        except OSError as exc:
-            raise SourceError(f"{directory} cannot be written: {exc.strerror}") from exc
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                shutil.copyfileobj(content, handle, _BLOCK)
-            for candidate in numbered_names(name):
+            with directory_open_beneath(
+                root=self.root, parts=list(PurePosixPath(relative_dir).parts), create=True
+            ) as target_dir:
+                descriptor, temporary = hidden_file_create(directory=target_dir, prefix=".upload-")
                 try:
-                    os.link(temporary, target_dir / candidate)
-                except FileExistsError:
-                    continue
-                path = target_dir / candidate
-                return self._entry(path, path.stat())
+                    with os.fdopen(descriptor, "wb") as handle:
+                        shutil.copyfileobj(content, handle, _BLOCK)
+                    for candidate in numbered_names(name):
+                        try:
+                            os.link(temporary, candidate, src_dir_fd=target_dir, dst_dir_fd=target_dir)
+                        except FileExistsError:
+                            continue
+                        info = os.stat(candidate, dir_fd=target_dir, follow_symlinks=False)
+                        return self._entry(self.root / relative_dir / candidate, info)
+                finally:
+                    os.unlink(temporary, dir_fd=target_dir)
         except OSError as exc:
-            raise SourceError(f"{name} could not be written: {exc.strerror}") from exc
-        finally:
-            os.unlink(temporary)
+            raise SourceError(f"{name} could not be written in {directory}: {exc.strerror}") from exc
         raise SourceError(f"{directory} has no free name for {name}.")
 
     def overwrite(self, path: str, data: bytes, *, mime_type: str) -> SourceEntry:
-        target = self._inside(path)
-        if os.path.islink(target) or (target.exists() and not target.is_file()):
-            raise SourceError(f"{path} is not a regular file; nothing was written.")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not Path(os.path.realpath(target.parent)).is_relative_to(self.root):
-            raise SourceError(f"{path} leads outside the folder.")
-        # A temporary file beside it, then one rename: readers see the old content or the new.
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-        os.replace(temporary, target)
-        return self._entry(target, target.stat())
+        relative = _clean_relative(path)
+        self._inside(relative)
+        parts = list(PurePosixPath(relative).parts)
+        try:
+            with directory_open_beneath(root=self.root, parts=parts[:-1], create=True) as parent:
+                with suppress(FileNotFoundError):
+                    if not stat.S_ISREG(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
+                        raise SourceError(f"{path} is not a regular file; nothing was written.")
+                # A temporary file beside it, then one rename: readers see the old content or the new.
+                descriptor, temporary = hidden_file_create(directory=parent, prefix=f".{parts[-1]}.")
+                try:
+                    with os.fdopen(descriptor, "wb") as handle:
+                        handle.write(data)
+                    os.replace(temporary, parts[-1], src_dir_fd=parent, dst_dir_fd=parent)
+                except BaseException:
+                    os.unlink(temporary, dir_fd=parent)
+                    raise
+                info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        except OSError as exc:
+            raise SourceError(f"{path} could not be written: {exc.strerror}") from exc
+        return self._entry(self.root / relative, info)
 
-    def _visit(self, child: os.DirEntry[str], pending: list[Path]) -> SourceEntry | None:
-        path = Path(child.path)
+    def _visit(
+        self, child: os.DirEntry[str], parts: tuple[str, ...], pending: list[tuple[str, ...]]
+    ) -> SourceEntry | None:
+        path = self.root.joinpath(*parts, child.name)
         try:
             if child.is_symlink():
                 target = Path(os.path.realpath(path))
@@ -184,11 +201,11 @@ class LocalSource:
                     return None
             if child.is_dir(follow_symlinks=False):
                 if not self._excluded(path, directory=True):
-                    pending.append(path)
+                    pending.append((*parts, child.name))
                 return None
             if self._excluded(path, directory=False):
                 return None
-            info = path.stat()
+            info = child.stat()
             if not stat.S_ISREG(info.st_mode):
                 self._problem(path, "not a regular file")  # fifos and devices could block a read
                 return None

@@ -6,6 +6,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from apps.connectors import local
 from apps.connectors.local import LocalSource
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean, exclusion_for
 from apps.library.indexing import folder_index
@@ -42,19 +43,18 @@ def test_default_patterns_keep_dependencies_caches_and_build_output_out(root, fo
 
 def test_local_source_does_not_walk_into_excluded_directories(root, monkeypatch):
     project_tree(root)
-    import os
-
     walked = []
-    real = os.scandir
+    real = local.directory_open_beneath
 
-    def scandir(path):
-        walked.append(os.path.relpath(path, root))
-        return real(path)
+    def directory_open_beneath(*, root, parts, **options):
+        walked.append("/".join(parts))
+        return real(root=root, parts=parts, **options)
 
-    monkeypatch.setattr("apps.connectors.local.os.scandir", scandir)
+    monkeypatch.setattr(local, "directory_open_beneath", directory_open_beneath)
     source = LocalSource(root, exclusion=exclusion_for(DEFAULT_EXCLUDE_PATTERNS))
     listed = {entry.path for entry in source.list_entries()}
     assert listed == {"README.md", "src/app.py", "build/report.log"}
+    assert "src" in walked
     assert not any(part.startswith(("node_modules", "venv", "src/__pycache__")) for part in walked)
 
 

@@ -32,3 +32,25 @@ def swap_for_symlink_after_check(monkeypatch, *, directory: Path, outside: Path)
         return resolved
 
     monkeypatch.setattr(os.path, "realpath", realpath)
+
+
+def swap_for_symlink_before_open(monkeypatch, *, root: Path, directory: Path, outside: Path, at_open: int = 1) -> None:
+    """Replace `directory` with a symlink to `outside` just before the `at_open`th opening of a path
+    under `root` (by `os.open`, `os.scandir` or `open`): whatever the code checked before, the race
+    between that check and the open, made certain. The directory moves to a hidden name."""
+    opens = []
+
+    def swap_first(call):
+        def opened(path, *args, **kwargs):
+            if isinstance(path, str | os.PathLike) and Path(path).is_relative_to(root) and len(opens) < at_open:
+                opens.append(path)
+                if len(opens) == at_open:
+                    directory.rename(directory.with_name(f".{directory.name}.before"))
+                    directory.symlink_to(outside, target_is_directory=True)
+            return call(path, *args, **kwargs)
+
+        return opened
+
+    monkeypatch.setattr(os, "open", swap_first(os.open))
+    monkeypatch.setattr(os, "scandir", swap_first(os.scandir))
+    monkeypatch.setattr("builtins.open", swap_first(open))
