@@ -16,6 +16,8 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.http import parse_accept_header
 
 from apps.core.openapi import error_response, paginated
 from apps.library import document_selectors
@@ -40,6 +42,22 @@ class _AnyAccept(DefaultContentNegotiation):
             return renderers[0], renderers[0].media_type
 
 
+# Where a browser shows an answer itself (Fetch's request destinations), rather than handing it to a
+# script (`empty`: fetch, XHR) or decoding it as media (`image`, `video`).
+_SHOWN_DESTINATIONS = frozenset({"document", "iframe", "frame", "embed", "object"})
+
+
+def _is_navigation(request: Request) -> bool:
+    """Whether a person will see this answer as a page. `Sec-Fetch-Dest` says so in every current
+    browser, and a script cannot forge it; without it (older browsers, API clients) the Accept
+    header decides, so `*/*` or none keeps JSON and only a preference for HTML gets the page."""
+    destination = request.headers.get("Sec-Fetch-Dest")
+    if destination:
+        return destination in _SHOWN_DESTINATIONS
+    accept = parse_accept_header(request.headers.get("Accept", ""), MIMEAccept)
+    return accept.best_match(["application/json", "text/html"]) == "text/html"
+
+
 class FileContentApi(APIView):
     content_negotiation_class = _AnyAccept
     throttle_classes = [ContentThrottle]
@@ -54,7 +72,9 @@ class FileContentApi(APIView):
             "`Content-Security-Policy: sandbox` so that HTML or SVG never runs script here. "
             "Single `Range` requests are answered 206 (416 when unsatisfiable). A Drive file is "
             "fetched as it is sent, a range as Drive's own range; one larger than `CONTENT_MAX_BYTES` "
-            "is not sent whole (413, with its Drive link) but its ranges are, each cut to that size."
+            "is not sent whole (413, with its Drive link: a small HTML page when a browser shows the answer "
+            "itself, by `Sec-Fetch-Dest` or else an Accept preferring HTML) but its ranges are, each cut to "
+            "that size."
         ),
         parameters=[OpenApiParameter("Range", OpenApiTypes.STR, OpenApiParameter.HEADER, required=False)],
         responses={
@@ -62,7 +82,11 @@ class FileContentApi(APIView):
             (206, "*/*"): OpenApiResponse(OpenApiTypes.BINARY, description="The requested byte range."),
             403: error_response("The source refused the path (outside the folder, not a regular file)."),
             409: error_response("Google Drive must be reconnected."),
-            413: error_response("A Drive file too large to send whole; `link` opens it in Drive."),
+            (413, "application/json"): error_response(
+                "A Drive file too large to send whole; `link` opens it in Drive (for a browser showing the "
+                "answer itself, a page saying so and linking there)."
+            ),
+            (413, "text/html"): OpenApiResponse(OpenApiTypes.STR),
             416: error_response("The range lies outside the file."),
             503: error_response(
                 "The source is unavailable, or this process has `CONTENT_MAX_CONCURRENT` Drive downloads "
@@ -76,7 +100,10 @@ class FileContentApi(APIView):
         try:
             original = document_selectors.file_original_open(file=file)
             return original_response(
-                original=original, range_header=request.headers.get("Range"), on_close=slot.release
+                original=original,
+                range_header=request.headers.get("Range"),
+                on_close=slot.release,
+                navigation=_is_navigation(request),
             )
         except BaseException:
             slot.release()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 from rest_framework import status
 
 from apps.core.api import ApplicationError, ConflictError
-from apps.library.models import Chunk, File
+from apps.library.models import Chunk, File, SourceKind
 from apps.library.sources import (
     FetchedOriginal,
     OriginalContent,
@@ -24,6 +25,8 @@ from apps.library.sources import (
 # Chunks per page of GET /api/files/{id}/chunks, by default; the document page finds a cited
 # chunk's page with it.
 CHUNKS_PAGE_SIZE = 50
+# Google Docs, Sheets, Slides...: files that exist only in Drive and are exported to be downloaded.
+_DRIVE_EDITORS_PREFIX = "application/vnd.google-apps."
 
 
 class OriginalRefused(ApplicationError):
@@ -48,6 +51,17 @@ def file_original_open(*, file: File) -> OriginalContent | FetchedOriginal:
         raise SourceUnavailable(str(exc)) from exc
     except SourceError as exc:
         raise OriginalRefused(f"Refused to open {file.path}: {exc}") from exc
+
+
+def file_original_too_large(*, file: File) -> bool:
+    """Whether GET /api/files/{id}/content will refuse the file whole (413), as far as its row tells:
+    a Drive file's own bytes are fetched and capped, while a Docs Editors file is served as an export,
+    made whole whatever its size. The row may lag Drive; the endpoint asks Drive for the size it sends."""
+    return (
+        file.folder.source == SourceKind.DRIVE
+        and not file.mime_type.startswith(_DRIVE_EDITORS_PREFIX)
+        and file.size > settings.CONTENT_MAX_BYTES
+    )
 
 
 def file_chunks(*, file: File) -> QuerySet[Chunk]:

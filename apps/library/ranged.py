@@ -6,9 +6,10 @@ grammar's corners (suffix ranges, open ends, unsatisfiable starts); one range is
 with the whole file, as the RFC allows.
 
 A file fetched from a remote source (Drive) is sent whole only up to `CONTENT_MAX_BYTES` (past it:
-413 with its link at the source). Ranges of a larger file are still served, since a range is
-bounded by itself and keeps PDF viewers and media players working; one range longer than the cap is
-cut to the cap, and its Content-Range says where it stopped, as a client reading ranges expects.
+413 with its link at the source, as a small page when a browser shows the answer itself). Ranges of
+a larger file are still served, since a range is bounded by itself and keeps PDF viewers and media
+players working; one range longer than the cap is cut to the cap, and its Content-Range says where
+it stopped, as a client reading ranges expects.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import BinaryIO, cast
 
 from django.conf import settings
-from django.http import FileResponse, JsonResponse
+from django.http import FileResponse, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
 from werkzeug.http import parse_range_header
 
 from apps.library.sources import FetchedOriginal, OriginalContent
@@ -34,6 +37,8 @@ _INLINE_PREFIXES = ("application/pdf", "image/")
 # the viewer's own isolated process, not in this origin.
 _SANDBOX = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; media-src 'self'"
 _PDF_POLICY = "frame-ancestors 'self'"
+# Our own page about a refusal: the site's stylesheet and nothing else, no script at all.
+_PAGE_POLICY = "default-src 'none'; style-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
 
 
 class _Window:
@@ -91,10 +96,15 @@ class OriginalResponse(FileResponse):
 
 
 def original_response(
-    *, original: OriginalContent | FetchedOriginal, range_header: str | None, on_close: Callable[[], None]
+    *,
+    original: OriginalContent | FetchedOriginal,
+    range_header: str | None,
+    on_close: Callable[[], None],
+    navigation: bool = False,
 ) -> HttpResponseBase:
     """The 200, 206, 413 or 416 for `original` (whose stream the response closes); `on_close` runs
-    once the response is done with it, at once for a refusal."""
+    once the response is done with it, at once for a refusal. `navigation`: the browser shows the
+    answer itself (a tab, the document page's frame), so a 413 is a page a person can read."""
     size = original.size
     start, end, status = 0, size, 200
     requested = parse_range_header(range_header) if range_header else None
@@ -113,7 +123,7 @@ def original_response(
         cap = settings.CONTENT_MAX_BYTES
         if status == 200 and size > cap:
             _refused(original, on_close)
-            return _secured(_too_large(original, cap=cap), mime_type=original.mime_type)
+            return _too_large(original, cap=cap, navigation=navigation)
         end = min(end, start + cap)
         body = _Pieces(original.fetch(start=start, end=end), on_close=on_close)
     else:
@@ -139,13 +149,25 @@ def _refused(original: OriginalContent | FetchedOriginal, on_close: Callable[[],
     on_close()
 
 
-def _too_large(original: FetchedOriginal, *, cap: int) -> JsonResponse:
-    detail = (
-        f"{original.name} is {original.size:,} bytes, more than the {cap:,} sent whole from its source; "
-        "a byte range of it can still be asked for"
-    )
-    detail += f", or open it at its source: {original.link}" if original.link else "."
-    return JsonResponse({"detail": detail, "link": original.link}, status=413)
+def _too_large(original: FetchedOriginal, *, cap: int, navigation: bool) -> HttpResponseBase:
+    if navigation:
+        # Only a web address goes in the href: a link from elsewhere must never become script.
+        link = original.link if original.link.startswith("https://") else ""
+        context = {"name": original.name, "size": original.size, "cap": cap, "link": link}
+        page = HttpResponse(render_to_string("library/original_too_large.html", context), status=413)
+        refused = _secured(page, mime_type="text/html")
+        refused["Content-Security-Policy"] = _PAGE_POLICY
+    else:
+        detail = (
+            f"{original.name} is {original.size:,} bytes, more than the {cap:,} sent whole from its source; "
+            "a byte range of it can still be asked for"
+        )
+        detail += f", or open it at its source: {original.link}" if original.link else "."
+        answer = JsonResponse({"detail": detail, "link": original.link}, status=413)
+        refused = _secured(answer, mime_type=original.mime_type)
+    # The same URL answers a page or JSON by how it was asked for: no cache may hand one for the other.
+    patch_vary_headers(refused, ("Accept", "Sec-Fetch-Dest"))
+    return refused
 
 
 def _secured(response: HttpResponseBase, *, mime_type: str) -> HttpResponseBase:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
@@ -22,6 +23,7 @@ from apps.library.document_selectors import (
     file_chunk_get,
     file_chunk_position,
     file_chunk_quoting,
+    file_original_too_large,
 )
 from apps.library.members import invitation_accept, invitation_check_invitee, invitation_get
 from apps.library.models import Chunk, File
@@ -171,6 +173,9 @@ def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
         # SVG too is shown as an <img>, where it never runs script.
         "is_image": file.mime_type.startswith("image/"),
         "web_view_link": _web_view_link(file.source_extra),
+        # Said in place of a viewer, which would show the content endpoint's refusal instead.
+        "too_large": file_original_too_large(file=file),
+        "content_max_bytes": settings.CONTENT_MAX_BYTES,
     }
     return render(request, "web/document.html", context)
 
