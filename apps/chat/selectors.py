@@ -8,6 +8,7 @@ folder's owner keeps theirs (`folder` null, see `Conversation.folder`), read-onl
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -18,6 +19,9 @@ from apps.chat.prompts import HistoryTurn
 from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File
 from apps.llm.types import Role
+
+# Where an answer keeps the passages it names: each marked `source_removed` once its file is gone.
+CITED_SOURCE_KEYS = ("citations", "sources_consulted")
 
 _HISTORY_ROLES = {MessageRole.USER: Role.USER, MessageRole.AGENT: Role.ASSISTANT}
 
@@ -142,14 +146,32 @@ def run_get(*, user: AbstractBaseUser | AnonymousUser, run_id: uuid.UUID) -> Age
 
 def cited_file_ids_present(*, conversation: Conversation, messages: list[Message]) -> set[int]:
     """Which files the messages cite still exist in the conversation's folder (none, once it is removed)."""
-    cited = {
-        source.get("file_id")
+    return cited_files_present(conversations=[conversation], messages=messages)
+
+
+def cited_files_present(*, conversations: Iterable[Conversation], messages: Iterable[Message]) -> set[int]:
+    """Which files the messages cite still exist, each in its own conversation's folder (none of a
+    removed folder's): one query for a whole page of conversations."""
+    folder_of = {conversation.pk: conversation.folder_id for conversation in conversations}
+    wanted = {
+        (folder_id, file_id)
         for message in messages
-        for key in ("citations", "sources_consulted")
-        for source in (message.content or {}).get(key, [])
-        if isinstance(source, dict)
+        if (folder_id := folder_of.get(message.conversation_id)) is not None
+        for file_id in _cited_file_ids(message.content)
     }
-    ids = [file_id for file_id in cited if isinstance(file_id, int)]
-    if conversation.folder_id is None or not ids:
+    if not wanted:
         return set()
-    return set(File.objects.filter(folder_id=conversation.folder_id, pk__in=ids).values_list("pk", flat=True))
+    rows = File.objects.filter(pk__in={file_id for _, file_id in wanted}).values_list("folder_id", "pk")
+    return {file_id for folder_id, file_id in rows if (folder_id, file_id) in wanted}
+
+
+def _cited_file_ids(content: object) -> set[int]:
+    """The files an answer's citations and consulted sources name."""
+    if not isinstance(content, dict):
+        return set()
+    return {
+        source["file_id"]
+        for key in CITED_SOURCE_KEYS
+        for source in content.get(key) or []
+        if isinstance(source, dict) and isinstance(source.get("file_id"), int)
+    }

@@ -10,9 +10,15 @@ from rest_framework import serializers
 
 from apps.chat.messages import message_text
 from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback
+from apps.chat.selectors import cited_file_ids_present
 
 # The longest question or inbox message accepted, in characters.
 MAX_MESSAGE_CHARS = 8000
+
+
+def sources_marked(*, sources: list[dict[str, Any]], present_file_ids: set[int]) -> list[dict[str, Any]]:
+    """Each cited source with `source_removed`: its file, or its whole folder, is gone since."""
+    return [{**source, "source_removed": source.get("file_id") not in present_file_ids} for source in sources]
 
 
 def events_url(run: AgentRun) -> str:
@@ -99,8 +105,7 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
         return self._marked(message.content.get("sources_consulted", []))
 
     def _marked(self, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        present = self.context["present_file_ids"]
-        return [{**source, "source_removed": source.get("file_id") not in present} for source in sources]
+        return sources_marked(sources=sources, present_file_ids=self.context["present_file_ids"])
 
 
 class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
@@ -168,13 +173,35 @@ class ChatAcceptedOutputSerializer(serializers.Serializer):
 
 
 class InboxMessageOutputSerializer(serializers.ModelSerializer[Message]):
-    """Every type with its seed 002 `content`, plus `text`: a one-line reading of any type."""
+    """Every type with its seed 002 `content`, plus `text`: a one-line reading of any type, and an
+    answer's `citations` and `sources_consulted` marked as the chat's are (`source_removed`).
+
+    Context: `present_file_ids` (`cited_files_present`) for a list; a message serialized alone
+    without it looks up its own cited files."""
 
     text = serializers.SerializerMethodField()
+    citations = serializers.SerializerMethodField()
+    sources_consulted = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
-        fields = ["id", "role", "type", "text", "content", "metadata", "created_at"]
+        fields = ["id", "role", "type", "text", "content", "citations", "sources_consulted", "metadata", "created_at"]
 
     def get_text(self, message: Message) -> str:
         return message_text(message)
+
+    @extend_schema_field(CitationOutputSerializer(many=True))
+    def get_citations(self, message: Message) -> list[dict[str, Any]]:
+        return self._marked(message, (message.content or {}).get("citations", []))
+
+    @extend_schema_field(CitationOutputSerializer(many=True))
+    def get_sources_consulted(self, message: Message) -> list[dict[str, Any]]:
+        return self._marked(message, (message.content or {}).get("sources_consulted", []))
+
+    def _marked(self, message: Message, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not sources:
+            return []
+        present = self.context.get("present_file_ids")
+        if present is None:
+            present = cited_file_ids_present(conversation=message.conversation, messages=[message])
+        return sources_marked(sources=sources, present_file_ids=present)

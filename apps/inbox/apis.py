@@ -16,10 +16,11 @@ from rest_framework.views import APIView
 
 from apps.chat.events import STEP_DOC
 from apps.chat.models import AgentRun, Conversation, ConversationStatus
+from apps.chat.selectors import cited_files_present
 from apps.chat.serializers import MAX_MESSAGE_CHARS, events_url
 from apps.chat.services import conversation_archive, run_enqueue
 from apps.chat.streaming import EventStreamRenderer, run_streamed
-from apps.core.api import paginated_response
+from apps.core.api import Pagination
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.inbox import selectors
 from apps.inbox.serializers import (
@@ -47,13 +48,14 @@ def _run_response(request: Request, *, conversation: Conversation, run: AgentRun
     run_enqueue(run=run)
     conversation = _conversation_or_404(request, conversation.pk)
     messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=selectors.LIST_MESSAGES)
+    present = cited_files_present(conversations=[conversation], messages=messages)
     body: dict[str, Any] = {
         "conversation": conversation,
         "run_id": run.pk,
         "message_id": run.question_id,
         "events_url": events_url(run),
     }
-    output = InboxRunAcceptedOutputSerializer(body, context={"messages": messages})
+    output = InboxRunAcceptedOutputSerializer(body, context={"messages": messages, "present_file_ids": present})
     return Response(output.data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -83,9 +85,13 @@ class InboxConversationCollectionApi(APIView):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         conversations = selectors.inbox_conversation_list(user=request.user, **filters.validated_data)
-        return paginated_response(
-            queryset=conversations, serializer_class=InboxConversationOutputSerializer, request=request, view=self
-        )
+        paginator = Pagination()
+        page = paginator.paginate_queryset(conversations, request, view=self) or []
+        # One look-up of the cited files for the whole page, not one per conversation.
+        latest = [message for conversation in page for message in getattr(conversation, "latest", [])]
+        present = cited_files_present(conversations=page, messages=latest)
+        output = InboxConversationOutputSerializer(page, many=True, context={"present_file_ids": present})
+        return paginator.get_paginated_response(output.data)
 
     @extend_schema(
         request=StartInputSerializer,
@@ -115,7 +121,9 @@ class InboxConversationDetailApi(APIView):
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = _conversation_or_404(request, conversation_id)
         messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=DETAIL_MESSAGES)
-        return Response(InboxConversationOutputSerializer(conversation, context={"messages": messages}).data)
+        present = cited_files_present(conversations=[conversation], messages=messages)
+        context = {"messages": messages, "present_file_ids": present}
+        return Response(InboxConversationOutputSerializer(conversation, context=context).data)
 
 
 class InboxMessageCreateApi(APIView):

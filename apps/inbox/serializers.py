@@ -11,6 +11,9 @@ from apps.chat.serializers import InboxMessageOutputSerializer
 
 
 class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
+    """Context: `messages` (a detail's, else the list's prefetched `latest`) and `present_file_ids`,
+    the files they cite that still exist (`cited_files_present`)."""
+
     message_count = serializers.IntegerField(read_only=True)
     messages = serializers.SerializerMethodField()
 
@@ -34,7 +37,9 @@ class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation
         if messages is None:
             messages = self.context.get("messages", [])
         ordered = sorted(messages, key=lambda message: (message.created_at, message.pk))
-        return list(InboxMessageOutputSerializer(ordered, many=True).data)
+        present = self.context.get("present_file_ids")
+        context = {} if present is None else {"present_file_ids": present}
+        return list(InboxMessageOutputSerializer(ordered, many=True, context=context).data)
 
 
 class InboxRunAcceptedOutputSerializer(serializers.Serializer):

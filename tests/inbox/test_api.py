@@ -10,7 +10,11 @@ import pytest
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.chat.models import AgentRun, Conversation
+from apps.library.services import folder_delete
+from tests.support.chat_library import add_cited_message
+from tests.support.inbox_runs import W2
 from tests.support.sse_client import parse_sse
 
 
@@ -105,6 +109,8 @@ def test_list_detail_and_archive(auth_client, sample, queued_runs):
         "type": "text",
         "text": "hello",
         "content": {"text": "hello"},
+        "citations": [],
+        "sources_consulted": [],
         "metadata": {},
         "created_at": None,
     }
@@ -113,6 +119,31 @@ def test_list_detail_and_archive(auth_client, sample, queued_runs):
     assert auth_client.get("/api/inbox/conversations", {"status": "nope"}).status_code == 400
     # Inbox conversations stay out of the folder-chat list.
     assert auth_client.get("/api/conversations").json()["results"] == []
+
+
+@pytest.mark.django_db
+def test_an_answers_sources_are_marked_removed_once_their_file_or_folder_is_gone(auth_client, sample):
+    conversation = inbox_conversation_current(folder=sample.folder)
+    w2, invoice = sample.file(W2), sample.file("inbox/invoice-INV-20931.txt")
+    answer = add_cited_message(conversation_id=conversation.pk, files=[w2, invoice])
+    answer.content["sources_consulted"] = answer.content["citations"]
+    answer.save(update_fields=["content"])
+
+    def marks() -> list[list[tuple[str, bool]]]:
+        detail = auth_client.get(f"/api/inbox/conversations/{conversation.pk}").json()
+        (listed,) = auth_client.get("/api/inbox/conversations").json()["results"]
+        return [
+            [(source["file_name"], source["source_removed"]) for source in body["messages"][-1][key]]
+            for body in (detail, listed)
+            for key in ("citations", "sources_consulted")
+        ]
+
+    assert marks() == [[("W2_2024.pdf", False), ("invoice-INV-20931.txt", False)]] * 4
+    w2.delete()  # as a sync does once the file is gone at its source
+    assert marks() == [[("W2_2024.pdf", True), ("invoice-INV-20931.txt", False)]] * 4
+    # The folder removed: its owner keeps the conversation to read, every source marked removed.
+    folder_delete(folder=sample.folder, actor=sample.folder.owner)
+    assert marks() == [[("W2_2024.pdf", True), ("invoice-INV-20931.txt", True)]] * 4
 
 
 @pytest.mark.django_db

@@ -61,6 +61,14 @@ def make_folder(owner, name: str = "notes") -> Folder:
 
 def add_cited_answer(*, run, files: list[File]) -> Message:
     """A saved answer to the run's question citing the first chunk of each file, `[1]`, `[2]`, ..."""
+    answer = add_cited_message(conversation_id=run.conversation_id, files=files)
+    AgentRun.objects.filter(pk=run.pk).update(answer=answer, status="completed", finished_at=timezone.now())
+    return answer
+
+
+def add_cited_message(*, conversation_id: int, files: list[File]) -> Message:
+    """An agent message citing the first chunk of each file, `[1]`, `[2]`, ..., without a run (an
+    inbox answer as the page and the API read it back)."""
     citations = []
     for n, file in enumerate(files, start=1):
         chunk = file.chunks.order_by("chunk_index").first()
@@ -76,8 +84,6 @@ def add_cited_answer(*, run, files: list[File]) -> Message:
             ).as_dict()
         )
     text = " ".join(f"Passage [{n}]." for n in range(1, len(files) + 1))
-    answer = Message.objects.create(
-        conversation_id=run.conversation_id, role="agent", content={"text": text, "citations": citations}
+    return Message.objects.create(
+        conversation_id=conversation_id, role="agent", content={"text": text, "citations": citations}
     )
-    AgentRun.objects.filter(pk=run.pk).update(answer=answer, status="completed", finished_at=timezone.now())
-    return answer

@@ -35,7 +35,13 @@ export function renderNotes(item, message, onContinue) {
   }
 }
 
-// Each opens the passage in its document, as a citation does.
+// Each opens the passage in its document, as a citation does (a removed one, the page saying so).
 function sourceLink(citation) {
-  return h("a", { class: "source-chip", href: citationHref(citation) }, citationLabel(citation));
+  const removed = Boolean(citation.source_removed);
+  return h(
+    "a",
+    { class: removed ? "source-chip source-removed" : "source-chip", href: citationHref(citation) },
+    citationLabel(citation),
+    removed ? h("em", {}, " · source removed") : null,
+  );
 }

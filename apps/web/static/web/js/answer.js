@@ -41,12 +41,12 @@ function inlineNodes(line, byNumber) {
 function citationLink(n, citation) {
   // While the answer streams the citations are not known yet: [n] stays plain text until then.
   if (!citation) return `[${n}]`;
-  if (citation.source_removed) {
-    return h("span", { class: "cite cite-removed", title: `Source removed: ${citationLabel(citation)}` }, `[${n}]`);
-  }
+  // A removed source still links: its page says the file is gone.
+  const removed = Boolean(citation.source_removed);
+  const label = `Source ${n}${removed ? " (removed)" : ""}: ${citationLabel(citation)}`;
   return h(
     "a",
-    { class: "cite", href: citationHref(citation), "aria-label": `Source ${n}: ${citationLabel(citation)}` },
+    { class: removed ? "cite cite-removed" : "cite", href: citationHref(citation), "aria-label": label },
     `[${n}]`,
   );
 }

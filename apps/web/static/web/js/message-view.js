@@ -72,22 +72,19 @@ export class AnswerView {
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
       ...citations.map((citation) => {
-        const number = h("span", { class: "source-n" }, String(citation.n));
-        // Its file or folder is gone: nothing to open, and a link would lead to a 404.
-        if (citation.source_removed) {
-          return h(
-            "li",
-            {},
-            h(
-              "span",
-              { class: "source-chip source-removed" },
-              number,
-              citationLabel(citation),
-              h("em", {}, " · source removed"),
-            ),
-          );
-        }
-        return h("li", {}, h("a", { class: "source-chip", href: citationHref(citation) }, number, citationLabel(citation)));
+        // Its file or folder is gone: marked so, and the link opens the page that says so.
+        const removed = Boolean(citation.source_removed);
+        return h(
+          "li",
+          {},
+          h(
+            "a",
+            { class: removed ? "source-chip source-removed" : "source-chip", href: citationHref(citation) },
+            h("span", { class: "source-n" }, String(citation.n)),
+            citationLabel(citation),
+            removed ? h("em", {}, " · source removed") : null,
+          ),
+        );
       }),
     );
     field(this.item, "meta").textContent = describe(message.metadata ?? {}, this.item);
