@@ -103,7 +103,24 @@ def test_add_folder_shows_api_errors_then_indexes_and_syncs(page: Page, user, lo
 
     (local_dir / "receipt.txt").write_text("Receipt: new dishwasher from Brightline, 649 dollars.\n")
     (local_dir / "notes.md").write_text("# Notes\n\nThe boiler was serviced in November by Heatwise.\n")
-    card.get_by_role("button", name="Sync Home notes now").click()
+    card.get_by_role("button", name="Sync now: Home notes").click()
     expect(card.get_by_role("status")).to_have_text("Updated: 1 new, 1 changed", timeout=60_000)
     expect(card).to_contain_text("3 of 3 files indexed", timeout=60_000)
-    expect(card.get_by_role("button", name="Sync Home notes now")).to_be_enabled()
+    expect(card.get_by_role("button", name="Sync now: Home notes")).to_be_enabled()
+
+    # A refused sync reads as a failure, not in the success colour of a sync's summary.
+    page.route(
+        re.compile(r"/api/folders/\d+/sync$"), lambda route: route.fulfill(status=503, json={"detail": "Try later."})
+    )
+    card.get_by_role("button", name="Sync now: Home notes").click()
+    result = card.get_by_role("status")
+    expect(result).to_have_text("Sync failed: Try later.")
+    expect(result).to_have_class(re.compile(r"\bfailed\b"))
+    danger = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--danger').trim()")
+    colour = result.evaluate("(element) => getComputedStyle(element).color")
+    swatch = page.evaluate(
+        "(value) => { const probe = document.createElement('span'); probe.style.color = value;"
+        " document.body.append(probe); const colour = getComputedStyle(probe).color; probe.remove(); return colour; }",
+        danger,
+    )
+    assert colour == swatch

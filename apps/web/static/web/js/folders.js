@@ -195,10 +195,14 @@ function updateSync(entry) {
   const result = field(card, "sync-result");
   const button = card.querySelector('[data-action="sync"]');
   const reconnect = folder.status === "needs_reauth";
+  // Only editors and the owner may sync; a viewer is not offered what would be refused.
+  button.hidden = folder.role === "viewer";
   button.textContent = reconnect ? "Reconnect" : "Sync now";
-  button.setAttribute("aria-label", reconnect ? `Reconnect Google Drive for ${folder.name}` : `Sync ${folder.name} now`);
+  // The accessible name starts with the visible words, so speech users can say what they see.
+  button.setAttribute("aria-label", reconnect ? `Reconnect Google Drive for ${folder.name}` : `Sync now: ${folder.name}`);
   if (pending && folder.last_synced_at === pending.since && Date.now() < pending.until) {
     button.disabled = true;
+    result.classList.remove("failed");
     result.textContent = "Checking for updates…";
     return;
   }
@@ -216,6 +220,7 @@ function updateSync(entry) {
 async function showLastSyncResult(folderId, element) {
   try {
     const [log] = results(await api(`/api/folders/${folderId}/sync-log?limit=1`));
+    element.classList.remove("failed");
     element.textContent = log ? syncSummary(log) : "";
   } catch {
     element.textContent = ""; // no sync history to show; the last-sync time says enough
@@ -232,7 +237,9 @@ async function startSync(folderId) {
   } catch (error) {
     syncing.delete(folderId);
     updateSync(entry);
-    field(entry.card, "sync-result").textContent = `Sync failed: ${error.message}`;
+    const result = field(entry.card, "sync-result");
+    result.classList.add("failed");
+    result.textContent = `Sync failed: ${error.message}`;
     return;
   }
   // The stream's `sync` event ends the wait; without a stream this is the only check left.
