@@ -26,6 +26,16 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     return argname if isinstance(val, bytes | bytearray) else None
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_redis_database() -> None:
+    """The session's Redis database starts empty: event logs are keyed by folder and run ids, which
+    a new test database hands out again, so an earlier session's events would replay in this one."""
+    import redis
+    from django.conf import settings
+
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password")

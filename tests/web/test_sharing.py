@@ -1,6 +1,6 @@
 """Sharing a folder in the browser: alice invites bob as a viewer, bob joins through the link, asks
-and opens a citation, is refused a sync with the reason; as an editor he files an inbox suggestion;
-once revoked, the folder is gone for him."""
+and opens a citation, is not offered a sync; as an editor he files an inbox suggestion; once
+revoked (alice confirms), the folder is gone for him."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def test_invite_join_ask_refused_promoted_and_revoked(
     folder, root = household
     log_in(page)
     dialog = share_dialog(page, "Household")
+    # A panel at the page's right edge, its close button beside the title.
+    box, viewport = dialog.bounding_box(), page.viewport_size
+    assert box and viewport and abs(box["x"] + box["width"] - viewport["width"]) <= 1
+    title_box = dialog.get_by_role("heading", name=re.compile("^Share Household")).bounding_box()
+    close_box = dialog.get_by_role("button", name="Close sharing").bounding_box()
+    assert title_box and close_box and abs(close_box["y"] - title_box["y"]) < title_box["height"]
     # The link is for bob alone: who it admits is chosen, never assumed.
     expect(dialog.get_by_label("Their email or username")).to_be_hidden()
     dialog.get_by_label("Only this person").check()
@@ -66,6 +72,7 @@ def test_invite_join_ask_refused_promoted_and_revoked(
     with new_page(browser, web_server, height=860) as bob_page:
         bob_page.goto(invite_url)
         expect(bob_page).to_have_url(re.compile(r"/login/\?next=/invite/"))
+        expect(bob_page.locator("#invitation-notice")).to_contain_text("You opened an invitation to a shared folder")
         bob_page.get_by_label("Username").fill("bob")
         bob_page.get_by_label("Password").fill("bob-password")
         bob_page.get_by_role("button", name="Log in").click()
@@ -111,6 +118,13 @@ def test_invite_join_ask_refused_promoted_and_revoked(
         assert (root / "housing" / "lease-renewal.txt").exists()
 
         # alice revokes: the folder is gone for bob.
+        asked = []
+        page.once("dialog", lambda confirm: (asked.append(confirm.message), confirm.dismiss()))
+        member.get_by_role("button", name="Remove bob").click()
+        expect(member).to_be_visible()
+        assert asked == ["Remove bob from Household? They lose access at once."]
+        assert FolderMembership.objects.filter(folder=folder, user=bob).exists()
+        page.once("dialog", lambda confirm: confirm.accept())
         member.get_by_role("button", name="Remove bob").click()
         expect(dialog.get_by_text("Nobody else yet.")).to_be_visible()
         status = bob_page.evaluate(f"fetch('/api/folders/{folder.pk}').then((response) => response.status)")

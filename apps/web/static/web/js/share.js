@@ -45,7 +45,11 @@ function memberRow(member) {
     { type: "button", class: "button small", "aria-label": `Remove ${member.username}` },
     "Remove",
   );
-  remove.addEventListener("click", () => act(() => api(memberUrl(member), { method: "DELETE" })));
+  remove.addEventListener("click", () => {
+    // Removal takes the folder, and their conversations of it, away at once: asked first.
+    if (!window.confirm(`Remove ${member.username} from ${current.name}? They lose access at once.`)) return;
+    act(() => api(memberUrl(member), { method: "DELETE" }));
+  });
   return h("li", { class: "member", dataset: { username: member.username } }, h("span", {}, member.username), select, remove);
 }
 
