@@ -53,6 +53,11 @@ class FolderSearchApi(APIView):
     class SearchOutputSerializer(serializers.Serializer):
         results = SearchHitSerializer(many=True)
         took_ms = serializers.FloatField()
+        words_matched = serializers.BooleanField(
+            allow_null=True,
+            help_text="Whether any passage holds the query's words (null in vector mode, which reads no "
+            "words): false means the results are only the passages closest in meaning.",
+        )
 
     @extend_schema(request=SearchInputSerializer, responses={200: SearchOutputSerializer})
     def post(self, request: Request, folder_id: int) -> Response:
@@ -75,4 +80,6 @@ class FolderSearchApi(APIView):
             ),
         )
         took_ms = round((time.perf_counter() - started) * 1000, 1)
-        return Response(self.SearchOutputSerializer({"results": hits, "took_ms": took_ms}).data)
+        words_matched = None if values["mode"] == SearchMode.VECTOR.value else any(hit.keyword_rank for hit in hits)
+        body = {"results": hits, "took_ms": took_ms, "words_matched": words_matched}
+        return Response(self.SearchOutputSerializer(body).data)

@@ -19,6 +19,7 @@ def test_search_returns_hits_and_timing(auth_client, corpus):
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["took_ms"] >= 0 and len(body["results"]) == 3
+    assert body["words_matched"] is True
     code = next(hit for hit in body["results"] if hit["chunk_id"] == corpus.chunks["code"].pk)
     assert code == {
         "chunk_id": corpus.chunks["code"].pk,
@@ -35,6 +36,14 @@ def test_search_returns_hits_and_timing(auth_client, corpus):
         "keyword_score": pytest.approx(code["keyword_score"]),
     }
     assert code["keyword_score"] > 0  # the line above only says the key is there
+
+
+def test_words_found_nowhere_are_said_so_beside_the_closest_passages(auth_client, corpus):
+    hybrid = auth_client.post(_url(corpus), {"query": "xyzzyqwerty", "k": 3}, format="json").json()
+    assert hybrid["results"] and hybrid["words_matched"] is False
+    assert all(hit["keyword_rank"] is None for hit in hybrid["results"])
+    vector = auth_client.post(_url(corpus), {"query": "xyzzyqwerty", "k": 3, "mode": "vector"}, format="json").json()
+    assert vector["words_matched"] is None
 
 
 def test_search_takes_mode_and_filters(auth_client, corpus):

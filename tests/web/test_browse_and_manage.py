@@ -55,6 +55,15 @@ def test_search_marks_the_query_words_and_opens_the_document_page(page: Page, fo
     assert fits(page)
     page.screenshot(path=SCREENSHOTS / "search-mobile.png", full_page=True)
 
+    # Words found nowhere: said so, and what follows is named the closest in meaning.
+    box.fill("xyzzyqwerty")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("status").filter(has_text="xyzzyqwerty")).to_have_text(
+        re.compile(r"^No passage contains “xyzzyqwerty”\. The \d+ closest in meaning:$")
+    )
+    expect(results.first.locator("mark")).to_have_count(0)
+    box.fill("federal tax withheld")
+
     # Filters narrow the search, and the page's URL keeps them.
     page.get_by_text("Filters").click()
     page.get_by_label("Path starts with").fill("insurance/")

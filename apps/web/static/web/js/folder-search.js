@@ -67,9 +67,16 @@ async function search() {
   const pattern = queryPattern(current.q);
   list.replaceChildren(...answer.results.map((hit, index) => result(hit, index, pattern)));
   const count = answer.results.length;
-  statusLine.textContent = count
-    ? `${count} ${count === 1 ? "passage" : "passages"} in ${Math.round(answer.took_ms)} ms`
-    : "No passage matches. Try other words, another mode, or fewer filters.";
+  // Meaning always finds something: when no passage holds the words, say so before the nearest ones.
+  const onlyClosest = count > 0 && answer.words_matched === false;
+  list.classList.toggle("closest-only", onlyClosest);
+  if (onlyClosest) {
+    statusLine.textContent = `No passage contains “${current.q.trim()}”. The ${count} closest in meaning:`;
+  } else {
+    statusLine.textContent = count
+      ? `${count} ${count === 1 ? "passage" : "passages"} in ${Math.round(answer.took_ms)} ms`
+      : "No passage matches. Try other words, another mode, or fewer filters.";
+  }
 }
 
 function result(hit, index, pattern) {
