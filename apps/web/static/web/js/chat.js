@@ -13,6 +13,10 @@ const emptyChat = document.getElementById("empty-chat");
 const form = document.getElementById("composer");
 const question = document.getElementById("question");
 const agentMode = document.getElementById("agent-mode");
+// The mode is a preference, kept across reloads and conversations in this browser.
+const AGENT_MODE_KEY = "folderchat:agent-mode";
+agentMode.checked = localStorage.getItem(AGENT_MODE_KEY) === "on";
+agentMode.addEventListener("change", () => localStorage.setItem(AGENT_MODE_KEY, agentMode.checked ? "on" : "off"));
 const send = document.getElementById("send");
 const stop = document.getElementById("stop");
 const setStatus = statusSetter(document.getElementById("run-status"));

@@ -1,0 +1,56 @@
+"""The chat page's rough edges, met by a new user: the folder's other pages one tab away, a skip
+link to the question, the Agent-mode choice kept, rating buttons that draw without an emoji font,
+and citations a finger can hit on a phone."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.support.browser import log_in
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
+
+W2_QUESTION = "How much federal income tax was withheld on the 2024 W-2?"
+
+
+def test_tabs_skip_link_and_the_agent_mode_kept(page: Page, folder) -> None:
+    log_in(page)
+    page.goto(f"/folders/{folder.pk}/")
+    tabs = page.get_by_role("navigation", name=folder.name)
+    expect(tabs.get_by_role("link", name="Chat")).to_have_attribute("aria-current", "page")
+    expect(tabs.get_by_role("link", name="Files")).to_have_attribute("href", f"/folders/{folder.pk}/files")
+
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the question")
+    expect(skip).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_label("Your question")).to_be_focused()
+
+    switch = page.get_by_role("switch", name="Agent mode — slower, more thorough")
+    expect(switch).not_to_be_checked()
+    switch.check()
+    page.reload()
+    expect(switch).to_be_checked()
+    switch.uncheck()
+    page.reload()
+    expect(switch).not_to_be_checked()
+
+
+def test_rating_icons_and_citations_sized_for_a_finger(page: Page, folder, celery_worker_process) -> None:
+    log_in(page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"/folders/{folder.pk}/")
+    page.get_by_label("Your question").fill(W2_QUESTION)
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#run-status")).to_have_text("Answer ready.")
+
+    answer = page.locator(".message-agent").last
+    for name in ("Helpful", "Not helpful"):
+        button = answer.get_by_role("button", name=name, exact=True)
+        expect(button.locator("svg")).to_have_count(1)
+        assert button.inner_text().strip() == ""  # no emoji to fall back to an empty box
+    citation = answer.locator(".answer a.cite").first
+    box = citation.bounding_box()
+    assert box and box["width"] >= 24 and box["height"] >= 24, box
