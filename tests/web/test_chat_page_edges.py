@@ -1,13 +1,16 @@
 """The chat page's rough edges, met by a new user: the folder's other pages one tab away, a skip
 link to the question, the Agent-mode choice kept, rating buttons that draw without an emoji font,
-and citations a finger can hit on a phone."""
+citations a finger can hit on a phone, and a member removed while the page is open told so."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.support.browser import log_in
+from apps.chat.models import Conversation
+from apps.library.members import member_remove
+from apps.library.models import FolderMembership
+from tests.support.browser import PASSWORD, log_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -54,3 +57,41 @@ def test_rating_icons_and_citations_sized_for_a_finger(page: Page, folder, celer
     citation = answer.locator(".answer a.cite").first
     box = citation.bounding_box()
     assert box and box["width"] >= 24 and box["height"] >= 24, box
+
+
+def test_a_member_removed_while_the_page_is_open_is_told_at_once(page: Page, folder, django_user_model) -> None:
+    bob = django_user_model.objects.create_user(username="bob", password=PASSWORD)
+    membership = FolderMembership.objects.create(folder=folder, user=bob, role="viewer")
+    Conversation.objects.create(owner=bob, folder=folder, title="Bob's tax question")
+    log_in(page, "bob")
+    page.goto(f"/folders/{folder.pk}/")
+    sidebar = page.locator("#conversation-list")
+    expect(sidebar).to_contain_text("Bob's tax question")
+    expect(page.locator("#folder-state")).to_have_text("Ready")
+    page.wait_for_timeout(500)  # the folder's event stream is open
+
+    member_remove(membership=membership, actor=folder.owner)
+
+    expect(page.get_by_role("alert")).to_contain_text("You no longer have access to this folder.")
+    expect(page.locator("#folder-state")).to_have_text("No access")
+    expect(page.get_by_label("Your question")).to_be_disabled()
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    expect(sidebar).not_to_contain_text("Bob's tax question")
+
+
+def test_a_question_refused_for_lost_access_says_so(page: Page, folder, django_user_model) -> None:
+    bob = django_user_model.objects.create_user(username="bob", password=PASSWORD)
+    membership = FolderMembership.objects.create(folder=folder, user=bob, role="viewer")
+    log_in(page, "bob")
+    # No live stream to tell the page: it learns from the refused question.
+    page.route(f"**/api/folders/{folder.pk}/events*", lambda route: route.abort())
+    page.goto(f"/folders/{folder.pk}/")
+    expect(page.locator("#folder-state")).to_have_text("Ready")
+    membership.delete()
+
+    page.get_by_label("Your question").fill(W2_QUESTION)
+    page.get_by_role("button", name="Send").click()
+
+    expect(page.get_by_role("alert")).to_contain_text("You no longer have access to this folder.")
+    expect(page.locator("#run-status")).to_have_text("You no longer have access to this folder.")
+    expect(page.get_by_label("Your question")).to_be_disabled()

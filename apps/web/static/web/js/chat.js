@@ -316,8 +316,9 @@ async function ask(text) {
       body: { message: text, conversation_id: conversationId, agent_mode: agentMode.checked },
     });
   } catch (error) {
-    setStatus(error.message, { failed: true });
     setBusy(false);
+    if (error.status === 404) showAccessLost();
+    else setStatus(error.message, { failed: true });
     return false;
   }
   append(questionItem(text));
@@ -325,6 +326,19 @@ async function ask(text) {
   follow({ runId: accepted.run_id, conversationId: accepted.conversation_id, eventsUrl: accepted.events_url });
   return true;
 }
+
+// Removed from the folder (or the folder removed) while this page was open: say so plainly, and
+// stop offering what would fail; the sidebar's conversations went with the access.
+function showAccessLost() {
+  document.getElementById("access-lost").hidden = false;
+  question.disabled = true;
+  send.disabled = true;
+  agentMode.disabled = true;
+  conversationList.replaceChildren();
+  setStatus("You no longer have access to this folder.", { failed: true });
+}
+
+document.addEventListener("folder-access-lost", showAccessLost);
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -146,6 +146,19 @@ const stream = followFolder(
       showState(data.folder_status);
       problemStatus.textContent = data.error;
     },
+    // The server ends the stream with an error when the reader lost access (or the bus failed):
+    // asked again, a 404 says which, and the page stops presenting a folder that is not theirs.
+    error: async () => {
+      try {
+        await api(`/api/folders/${folderId}`);
+      } catch (error) {
+        if (error.status !== 404) return;
+        stream.close();
+        state.textContent = "No access";
+        state.dataset.status = "error";
+        document.dispatchEvent(new CustomEvent("folder-access-lost"));
+      }
+    },
   },
   { poll: load, after },
 );

@@ -36,6 +36,7 @@ export function followFolder(folderId, handlers, { poll, after = "0" } = {}) {
     source.addEventListener("open", stopPolling);
     source.addEventListener("error", (event) => {
       if (closed) return;
+      if (event instanceof MessageEvent) handlers.error?.(JSON.parse(event.data || "{}"));
       startPolling();
       if (event instanceof MessageEvent || source.readyState === EventSource.CLOSED) {
         // The server's own `error` event (the event bus is down), or a refusal: the browser will
