@@ -140,6 +140,8 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     expect(page.get_by_role("status").filter(has_text="Renamed")).to_have_text("Renamed to Household notes.")
     expect(page.get_by_role("heading", level=1)).to_have_text("Household notes")
 
+    home_notes.refresh_from_db()
+    synced_before = home_notes.last_synced_at
     page.get_by_role("button", name="Sync now").click()
     expect(page.get_by_role("status").filter(has_text="Sync queued")).to_be_visible()
     for _ in range(120):  # the worker records the sync it ran
@@ -147,6 +149,11 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
             break
         page.wait_for_timeout(500)
     assert SyncLog.objects.filter(folder=home_notes).exists()
+    home_notes.refresh_from_db()
+    assert home_notes.last_synced_at != synced_before
+    # The page follows the folder's events: the sync's time shows without a reload.
+    expect(page.locator("#last-sync")).to_have_attribute("title", home_notes.last_synced_at.isoformat().replace("+00:00", "Z"))
+    expect(page.locator("#folder-state")).to_have_text("Ready")
 
     page.goto("/")
     card = page.locator(".folder-card").filter(has=page.get_by_role("link", name="Household notes", exact=True))
@@ -216,7 +223,7 @@ def test_a_bad_exclude_line_shows_the_apis_message_and_a_good_one_saves(page: Pa
     interval = page.get_by_label("Check for changes every (minutes)")
     interval.fill("0")
     page.get_by_role("button", name="Save interval").click()
-    expect(page.locator("#interval-error")).to_contain_text("sync interval seconds")
+    expect(page.locator("#interval-error")).to_have_text("Choose a whole number of minutes from 1 to 10080.")
     interval.fill("15")
     page.get_by_role("button", name="Save interval").click()
     expect(page.locator("#interval-done")).to_have_text("Saved: checked every 15 minutes.")

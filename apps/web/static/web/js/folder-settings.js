@@ -1,6 +1,7 @@
 // A folder's settings: rename, sync interval, sync now, re-index, exclude patterns, language, disconnect
 // Drive, remove. Each form says what the API answered: a refusal in its alert, success in its status.
 import { api } from "./api.js";
+import { closeOnLeave, followFolder } from "./folder-stream.js";
 import { statusLabel, timeAgo } from "./format.js";
 
 const root = document.getElementById("folder-settings");
@@ -62,7 +63,15 @@ function setUpInterval() {
   const form = byId("interval-form");
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const minutes = Number(form.elements.minutes.value);
+    const input = form.elements.minutes;
+    const minutes = Number(input.value);
+    // Said in the form's own words (minutes), before the API would refuse it in seconds.
+    if (!input.checkValidity()) {
+      byId("interval-done").textContent = "";
+      byId("interval-error").textContent = `Choose a whole number of minutes from ${input.min} to ${input.max}.`;
+      input.focus();
+      return;
+    }
     submit({
       form,
       button: form.querySelector("button"),
@@ -179,6 +188,23 @@ async function refresh() {
   }
 }
 
+// The folder's events (indexing, files, syncs) keep the status and the last sync current; a burst
+// of them is read back as one refresh.
+let refreshTimer = null;
+function refreshSoon() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    refresh();
+  }, 300);
+}
+
+function followChanges() {
+  const on = Object.fromEntries(["indexing", "scan", "file", "sync", "folder_error"].map((type) => [type, refreshSoon]));
+  const stream = followFolder(folderId, on, { poll: refresh });
+  closeOnLeave(() => [stream]);
+}
+
 setUpRename();
 setUpInterval();
 setUpExcludes();
@@ -187,3 +213,4 @@ setUpWork();
 setUpDrive();
 setUpRemove();
 refresh();
+followChanges();
