@@ -11,6 +11,7 @@ from apps.chat.models import Conversation
 from apps.library.members import member_remove
 from apps.library.models import FolderMembership
 from tests.support.browser import PASSWORD, log_in
+from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -95,3 +96,26 @@ def test_a_question_refused_for_lost_access_says_so(page: Page, folder, django_u
     expect(page.get_by_role("alert")).to_contain_text("You no longer have access to this folder.")
     expect(page.locator("#run-status")).to_have_text("You no longer have access to this folder.")
     expect(page.get_by_label("Your question")).to_be_disabled()
+
+
+def test_an_expanded_step_keeps_the_heading_order(
+    page: Page, folder, worker_model: LLMWireStub, celery_worker_process
+) -> None:
+    worker_model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": "W-2 withheld"}))
+    worker_model.reply_text("Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1].")
+    log_in(page)
+    page.goto(f"/folders/{folder.pk}/")
+    page.get_by_role("switch", name="Agent mode — slower, more thorough").check()
+    page.get_by_label("Your question").fill(W2_QUESTION)
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#run-status")).to_have_text("Answer ready.")
+
+    step = page.locator(".message-agent").last.locator("details").first
+    step.locator("summary").click()
+    expect(step.get_by_text("Input", exact=True)).to_be_visible()
+    # As axe-core's heading-order rule reads the page: no level skipped on the way down.
+    levels = page.evaluate(
+        "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].filter((h) => h.checkVisibility())"
+        ".map((h) => Number(h.tagName[1]))"
+    )
+    assert all(later <= earlier + 1 for earlier, later in zip(levels, levels[1:], strict=False)), levels

@@ -11,7 +11,7 @@ export function showDetail(step, detail) {
   const shown = documents?.length
     ? h("ol", { class: "step-documents" }, ...documents.map(documentItem))
     : h("pre", {}, JSON.stringify(detail, null, 2));
-  body.append(h("div", { class: "step-detail" }, h("h4", {}, documents ? "Documents found" : "Details"), shown));
+  body.append(h("div", { class: "step-detail" }, h("p", { class: "step-label" }, documents ? "Documents found" : "Details"), shown));
 }
 
 function documentItem(doc) {
