@@ -35,7 +35,11 @@ migrate: services
 # so its cookies go without the Secure flag, and logs are text lines.
 run: export DJANGO_SECURE_COOKIES ?= false
 run: export LOG_FORMAT ?= text
+# Every process of the stack writes its metrics here (GET /metrics adds them up); a new stack starts
+# from zero, so the last run's files go first (their processes are gone).
+run: export PROMETHEUS_MULTIPROC_DIR ?= $(CURDIR)/var/prometheus
 run: migrate ocr
+	mkdir -p "$$PROMETHEUS_MULTIPROC_DIR" && find "$$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -name '*.db' -delete
 	$(BIN)/python manage.py ensure_demo_user
 	# Index the demo's copy of the bundled sample folder in-process (bounded; unchanged files are
 	# no-ops on later runs). The copy lives under var/, so the demo never writes into the checkout.

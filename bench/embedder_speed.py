@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from ir_collections import COLLECTIONS, DATA, ndcg_at_10, smart
+from machine import cpu
 
 QUESTION = (
     "What experimental results are available on the heat transfer to a blunt body in hypersonic flow "
@@ -53,16 +54,6 @@ def chunks_of(documents: dict[int, str]) -> tuple[list[str], list[int]]:
             texts.append(piece.text)
             owners.append(number)
     return texts, owners
-
-
-def cpu() -> str:
-    """The model name and the int8-relevant instruction sets, from /proc/cpuinfo (Linux)."""
-    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    flags = set(fields.get("flags\t\t", "").split())
-    model = fields.get("model name\t", "unknown CPU").strip()
-    wanted = ("avx2", "avx_vnni", "avx512f", "avx512_vnni", "amx_int8")
-    return f"CPU: {model}; {' '.join(flag if flag in flags else f'no-{flag}' for flag in wanted)}"
 
 
 def load() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
@@ -49,8 +49,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz, answered before host checks, HTTPS redirects and sessions (kubelet probes).
+    "apps.core.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Times every request by its URL pattern (folderchat_http_request_duration_seconds).
+    "apps.core.request_metrics.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -143,10 +147,14 @@ if not DEBUG:
 # --- REST API ---------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.core.token_auth.PersonalTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A personal token reaches only what its scopes allow (apps.core.token_auth); sessions reach all.
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "apps.core.token_auth.TokenScopePermission",
+    ],
     "DEFAULT_SCHEMA_CLASS": "apps.core.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "apps.core.api.Pagination",
     "PAGE_SIZE": 50,
@@ -381,6 +389,27 @@ LLM_BREAKER_COOLDOWN_SECONDS = env_float("LLM_BREAKER_COOLDOWN_SECONDS", 30.0)
 # an OpenAI-compatible server (a base URL) is assumed not to unless said.
 LLM_VISION = env_bool("LLM_VISION", LLM_PROVIDER == "anthropic" or (LLM_PROVIDER == "openai" and not OPENAI_BASE_URL))
 DESCRIBE_IMAGE_MAX_BYTES = env_int("DESCRIBE_IMAGE_MAX_BYTES", 5_000_000)
+# USD per million tokens (input, output, cached: prompt-cache reads, cache_write: writes; the last
+# two default to the input price). A model's `ModelPrice` row in the admin wins over its entry here;
+# the JSON environment variable LLM_PRICES adds or replaces entries.
+LLM_PRICES: dict[str, dict[str, float]] = {
+    "gpt-4o": {"input": 2.50, "output": 10.00, "cached": 1.25},
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60, "cached": 0.075},
+    "gpt-4.1": {"input": 2.00, "output": 8.00, "cached": 0.50},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60, "cached": 0.10},
+    "claude-sonnet-4-5": {"input": 3.00, "output": 15.00, "cached": 0.30, "cache_write": 3.75},
+    "claude-3-5-haiku-latest": {"input": 0.80, "output": 4.00, "cached": 0.08, "cache_write": 1.00},
+    "claude-3-5-haiku": {"input": 0.80, "output": 4.00, "cached": 0.08, "cache_write": 1.00},
+    "claude-haiku-4-5": {"input": 1.00, "output": 5.00, "cached": 0.10, "cache_write": 1.25},
+} | json.loads(env_str("LLM_PRICES", "{}"))
+# Per user (each overridable per user in the admin, `UsageBudget`); unset: no limit. Tokens are
+# input + output per UTC day; cost is USD per UTC calendar month. Past either, answers come offline.
+LLM_DAILY_TOKENS_PER_USER: int | None = (
+    int(env_str("LLM_DAILY_TOKENS_PER_USER")) if env_str("LLM_DAILY_TOKENS_PER_USER") else None
+)
+LLM_MONTHLY_COST_PER_USER: float | None = (
+    float(env_str("LLM_MONTHLY_COST_PER_USER")) if env_str("LLM_MONTHLY_COST_PER_USER") else None
+)
 
 # --- Chat -------------------------------------------------------------------------------------
 CHAT_SEARCH_K = env_int("CHAT_SEARCH_K", 8)
@@ -407,6 +436,17 @@ WEBHOOK_TOOL_ALLOWED_HOSTS = env_list("WEBHOOK_TOOL_ALLOWED_HOSTS", [])
 EVENT_LOG_MAX_EVENTS = env_int("EVENT_LOG_MAX_EVENTS", 2000)
 EVENT_LOG_TTL_SECONDS = env_int("EVENT_LOG_TTL_SECONDS", 3600)
 SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
+
+# --- Metrics (GET /metrics, Prometheus) -------------------------------------------------------
+# prometheus_client picks multiprocess mode from the environment when it is first imported, and
+# processes started from this one (Celery's children, uvicorn's workers) inherit it: every process
+# writes its own files here and a scrape adds them up. `make run` empties it before starting.
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR", str(BASE_DIR / "var" / "prometheus"))
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
+# A scraper's `Authorization: Bearer <token>`; unset, only staff sessions may read /metrics.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+# Live workers per queue come from a broadcast that waits its whole timeout: asked at most this often.
+METRICS_WORKERS_CACHE_SECONDS = env_float("METRICS_WORKERS_CACHE_SECONDS", 30.0)
 
 # --- Logging ----------------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")

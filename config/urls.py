@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.core.admin import queue_metrics_view
-from apps.core.views import healthz
+from apps.core.metrics_view import metrics_view
 from apps.web.views import drive_callback
 
 handler404 = "apps.core.views.not_found"
@@ -13,7 +13,8 @@ urlpatterns = [
     # Before the admin's own URLs, which would answer this path with a 404.
     path("admin/queues/", admin.site.admin_view(queue_metrics_view), name="admin-queues"),
     path("admin/", admin.site.urls),
-    path("healthz", healthz, name="healthz"),
+    # Prometheus: staff sessions or `Authorization: Bearer <METRICS_TOKEN>` (not DRF's authentication).
+    path("metrics", metrics_view, name="metrics"),
     path("api/schema", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     # Google sends the browser here after consent: a page, not an API answer (apps.web).
@@ -22,6 +23,7 @@ urlpatterns = [
     path("api/", include("apps.library.urls")),
     path("api/", include("apps.search.urls")),
     path("api/", include("apps.chat.urls")),
+    path("api/", include("apps.llm.urls")),
     path("api/", include("apps.connectors.urls")),
     path("api/", include("apps.organize.urls")),
     path("api/", include("apps.inbox.urls")),

@@ -22,7 +22,7 @@ from apps.chat.types import Citation
 from apps.core.logging import redact
 from apps.llm.base import LLMError, LLMProvider
 from apps.llm.extractive import ExtractiveProvider
-from apps.llm.failures import REASONS, UNAVAILABLE_NOTICE, FailureKind, failure_kind
+from apps.llm.failures import REASONS, FailureKind, failure_kind, failure_notice
 from apps.llm.types import Message, StopReason, TextCallback, TextDelta, Usage
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class Answer:
 
     @property
     def notice(self) -> str:
-        return UNAVAILABLE_NOTICE if self.failure else ""
+        return failure_notice(self.failure) if self.failure else ""
 
 
 def answer_from_sources(
@@ -203,7 +203,8 @@ def _offline(
     failure: FailureKind,
     on_text: TextCallback,
 ) -> Answer:
-    events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": UNAVAILABLE_NOTICE})
+    # A used-up budget takes this path too: no call was made, and its notice says when it resets.
+    events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": failure_notice(failure)})
     offline = ExtractiveProvider()
     response = offline.complete(messages=messages, on_text=on_text)
     return Answer(

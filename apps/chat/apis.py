@@ -29,6 +29,7 @@ from apps.chat.serializers import (
 )
 from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
+from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.access import folder_access
 
@@ -45,6 +46,8 @@ def _conversation_or_404(request: Request, conversation_id: int) -> Conversation
 class FolderChatApi(APIView):
     """Ask a folder a question. `Accept: text/event-stream` streams the run's events in the response;
     otherwise the run is queued and its events are on `events_url`."""
+
+    required_scope = TokenScope.CHAT
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "chat"
@@ -113,6 +116,8 @@ class ConversationListApi(APIView):
 
 
 class ConversationDetailApi(APIView):
+    required_scope = {"PATCH": TokenScope.CHAT, "DELETE": TokenScope.CHAT}
+
     class ConversationRenameInputSerializer(serializers.Serializer):
         title = serializers.CharField(max_length=255)
 
@@ -142,6 +147,8 @@ class ConversationDetailApi(APIView):
 class ConversationRegenerateApi(APIView):
     """Answer the conversation's last question again, in the same mode, as a new run."""
 
+    required_scope = TokenScope.CHAT
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "chat"
 
@@ -162,6 +169,8 @@ class ConversationRegenerateApi(APIView):
 
 
 class ConversationArchiveApi(APIView):
+    required_scope = TokenScope.CHAT
+
     @extend_schema(request=None, responses={200: ConversationOutputSerializer})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = services.conversation_archive(conversation=_conversation_or_404(request, conversation_id))
@@ -169,6 +178,8 @@ class ConversationArchiveApi(APIView):
 
 
 class RunDetailApi(APIView):
+    required_scope = TokenScope.CHAT
+
     @extend_schema(responses={200: RunOutputSerializer})
     def get(self, request: Request, run_id: uuid.UUID) -> Response:
         run = selectors.run_get(user=request.user, run_id=run_id)
@@ -181,6 +192,8 @@ class RunCancelApi(APIView):
     """Stop a run. A queued run ends at once; a running one at its next text chunk or tool
     boundary, keeping the text written so far. Either way its stream ends with `done` whose
     `status` is `cancelled` (unless the run finished first)."""
+
+    required_scope = TokenScope.CHAT
 
     @extend_schema(
         request=None,
@@ -196,6 +209,8 @@ class RunCancelApi(APIView):
 
 class MessageFeedbackApi(APIView):
     """Rate an answer of one of your conversations; rating it again replaces the earlier rating."""
+
+    required_scope = TokenScope.CHAT
 
     class FeedbackInputSerializer(serializers.Serializer):
         rating = serializers.ChoiceField(choices=FeedbackRating.choices)
@@ -223,6 +238,8 @@ class MessageFeedbackApi(APIView):
 class AnswerContinueApi(APIView):
     """Continue an answer the model cut short (`metadata.truncated`): a new run completes the same
     message, streaming only the new text on `events_url`."""
+
+    required_scope = TokenScope.CHAT
 
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "chat"

@@ -44,10 +44,12 @@ from apps.chat.types import Citation, Runner, RunResult
 from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.core.logging import redact
+from apps.core.metrics import run_observe
 from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError
 from apps.llm.failures import failure_kind, failure_reason
+from apps.llm.usage_context import usage_context
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +150,9 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
     started = time.perf_counter()
     runner = chat_run_continue if is_continuation(run) else RUNNERS.get(run.mode)
     try:
-        result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
+        # Every model call of the run is metered for its owner, folder and run (`apps.llm.usage`).
+        with usage_context(user_id=run.owner_id, folder_id=folder_id, run_id=run.pk):
+            result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
     except RunCancelled as exc:
         run_stop(
             run=run,
@@ -274,6 +278,7 @@ def _run_answer(
         run.finished_at = now
         run.save(update_fields=["answer", "status", "finished_at", "updated_at", *fields])
         Conversation.objects.filter(pk=run.conversation_id).update(last_activity_at=now)
+    _run_observe(run=run, events=events)
     # Published after commit: a client reacting to `message` can already read it from the API.
     events.emit("message", message_payload(answer))
     events.emit(
@@ -356,7 +361,20 @@ def run_fail(
         run.tool_calls = list(progress.tool_calls)
         fields += ["iterations", "tool_calls"]
     run.save(update_fields=fields)
+    _run_observe(run=run, events=events)
     events.emit("error", {"run_id": str(run.pk), "message": message})
+
+
+def _run_observe(*, run: AgentRun, events: RunEvents) -> None:
+    """The asker's waits, as `_waited_ms` keeps them on the answer, into the Prometheus histograms."""
+    finished = run.finished_at or timezone.now()
+    first_text = events.first_text_at
+    run_observe(
+        mode=run.mode,
+        status=run.status,
+        seconds=(finished - run.created_at).total_seconds(),
+        first_text_seconds=(first_text - run.created_at).total_seconds() if first_text else None,
+    )
 
 
 # A run still `running` after this long has lost its executor: a worker past its hard time limit

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from apps.chat.models import FINISHED_RUN_STATUSES, AgentRun, RunStatus
 from apps.chat.selectors import runs_readable
 from apps.core.events import TERMINAL_TYPES, run_channel
+from apps.core.models import TokenScope
 from apps.core.sse import sse_response, sse_stream, stream_reader_or_error, unsaved_event
 
 # A finished run whose log is gone (expired, or Redis lost it) gets one synthesized terminal event;
@@ -21,7 +22,7 @@ _TERMINAL_GRACE = dt.timedelta(seconds=5)
 
 @require_GET
 async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponseBase:
-    reader = await stream_reader_or_error(request)
+    reader = await stream_reader_or_error(request, scope=TokenScope.CHAT)
     if isinstance(reader, JsonResponse):
         return reader
     user, after_id = reader

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from apps.core.models import AuditEntry
+from apps.core.models import AuditEntry, PersonalToken
 from apps.core.queue_metrics import queue_metrics_list
 
 
@@ -26,6 +26,20 @@ class AuditEntryAdmin(admin.ModelAdmin[AuditEntry]):
 
     def has_delete_permission(self, request: object, obj: object = None) -> bool:
         return False  # which also takes away the list's bulk "delete selected" action
+
+
+@admin.register(PersonalToken)
+class PersonalTokenAdmin(admin.ModelAdmin[PersonalToken]):
+    """Tokens are made by their owners (the API tokens page); staff may rename, narrow or revoke
+    them, never see or set a secret (only its digest is stored)."""
+
+    list_display = ["name", "user", "prefix", "scopes", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "prefix", "user__username"]
+    readonly_fields = ["user", "prefix", "digest", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
 
 
 def queue_metrics_view(request: HttpRequest) -> HttpResponse:

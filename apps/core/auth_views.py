@@ -3,18 +3,22 @@ from __future__ import annotations
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.api import ApplicationError
+from apps.core.models import PersonalToken, TokenScope
 from apps.core.openapi import error_response
+from apps.core.token_auth import ANY_SCOPE
+from apps.core.tokens import PASSWORD_LOGIN_NAME, personal_token_create, personal_token_revoke
 
 
 class TokenObtainApi(APIView):
-    """Exchange a username and password for an API token (header `Authorization: Token ...`)."""
+    """Exchange a username and password for a new personal API token with every scope, named
+    "password login" (header `Authorization: Bearer ...`; `Token ...` works too). Each call makes
+    another: only its digest is kept, so an earlier one cannot be shown again."""
 
     permission_classes = [AllowAny]
     authentication_classes: list[type] = []
@@ -36,16 +40,21 @@ class TokenObtainApi(APIView):
         user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None or not user.is_active:
             raise AuthenticationFailed("Invalid username or password.")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response(self.TokenOutputSerializer({"token": token.key}).data, status=status.HTTP_200_OK)
+        _, secret = personal_token_create(user=user, name=PASSWORD_LOGIN_NAME, scopes=TokenScope.values)
+        return Response(self.TokenOutputSerializer({"token": secret}).data, status=status.HTTP_200_OK)
 
 
 class TokenRevokeApi(APIView):
-    """Revoke the caller's API token; later requests with it get 401."""
+    """Revoke the API token this request carries; later requests with it get 401. Any scope may
+    (a token can always end itself). A session has no token here: DELETE /api/tokens/{id}."""
 
-    @extend_schema(request=None, responses={204: None})
+    required_scope = ANY_SCOPE
+
+    @extend_schema(request=None, responses={204: None, 400: error_response("No API token in the request.")})
     def post(self, request: Request) -> Response:
-        Token.objects.filter(user=request.user).delete()  # type: ignore[misc]  # IsAuthenticated holds
+        if not isinstance(request.auth, PersonalToken):
+            raise ApplicationError("This request carries no API token; revoke tokens with DELETE /api/tokens/{id}.")
+        personal_token_revoke(user=request.user, token_id=request.auth.pk)  # type: ignore[arg-type]
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

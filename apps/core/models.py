@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 
@@ -32,3 +33,38 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.target}"
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "Read folders, files, documents and conversations"
+    SEARCH = "search", "Search folders"
+    CHAT = "chat", "Chat: standard and agent runs and their event streams"
+    MANAGE = "manage", "Manage: sync, re-index, settings, members, folders, uploads and moves"
+
+
+class PersonalToken(models.Model):
+    """An API token a person made for a script or a client (`Authorization: Bearer fc_...`).
+
+    Only the SHA-256 of the secret is kept: the secret is high-entropy, so a fast hash is as good
+    as a slow one, and a stolen table holds nothing that authenticates. `prefix` is the secret's
+    non-secret start, for recognising a token in a list.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="personal_tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)
+    digest = models.CharField(max_length=64, unique=True)
+    scopes = ArrayField(models.CharField(max_length=16, choices=TokenScope.choices))
+    folder_ids = ArrayField(
+        models.BigIntegerField(), null=True, blank=True, help_text="The only folders it reaches; null: all."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from drf_spectacular import openapi
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
@@ -64,6 +65,22 @@ def error_response(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorOutputSerializer, description=description)
 
 
+class PersonalTokenScheme(OpenApiAuthenticationExtension):
+    """Names `apps.core.token_auth.PersonalTokenAuthentication` in the schema (the event streams
+    refer to it as `tokenAuth` too)."""
+
+    target_class = "apps.core.token_auth.PersonalTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A personal API token (`fc_...`), from /settings/tokens or POST /api/auth/token; "
+            "each reaches only what its scopes allow (read, search, chat, manage).",
+        }
+
+
 class AutoSchema(openapi.AutoSchema):
     def get_operation_id(self) -> str:
         operation_id = str(super().get_operation_id())
@@ -93,8 +110,10 @@ class AutoSchema(openapi.AutoSchema):
         if has_body or has_query or self.method not in ("GET", "HEAD", "OPTIONS"):
             codes.append(("400", "Invalid input (`errors` says which fields), or a request the service refused."))
         if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
-            codes.append(("401", "No valid credentials: a token (`Authorization: Token ...`) or a session."))
-            codes.append(("403", "Refused: a session-authenticated request without its CSRF token."))
+            codes.append(("401", "No valid credentials: a token (`Authorization: Bearer ...`) or a session."))
+            codes.append(
+                ("403", "Refused: a token without the scope needed, or a session request without its CSRF token.")
+            )
         if "{" in self.path:
             codes.append(("404", "No such object of the caller's: another user's is indistinguishable."))
         if has_body:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +24,15 @@ class QueueMetrics:
     workers: tuple[str, ...]
 
 
-def queue_metrics_list(*, inspect_timeout: float = 1.0) -> list[QueueMetrics]:
+def queue_metrics_list(
+    *, inspect_timeout: float = 1.0, consumers: Mapping[str, Sequence[str]] | None = None
+) -> list[QueueMetrics]:
+    """`consumers`: the workers per queue when the caller already has them (`queue_consumers`)."""
     from config.celery import app
     from workers.queues import ALL_QUEUES, SENT_AT_HEADER
 
-    consumers = _consumers(timeout=inspect_timeout)
+    if consumers is None:
+        consumers = queue_consumers(timeout=inspect_timeout)
     with app.connection_for_read() as connection:
         channel: Any = connection.default_channel  # kombu's Redis channel: its lists and their keys
         steps = list(channel.priority_steps)
@@ -54,7 +59,7 @@ def queue_metrics_list(*, inspect_timeout: float = 1.0) -> list[QueueMetrics]:
     return metrics
 
 
-def _consumers(*, timeout: float) -> dict[str, list[str]]:
+def queue_consumers(*, timeout: float) -> dict[str, list[str]]:
     from config.celery import app
 
     replies = app.control.inspect(timeout=timeout).active_queues() or {}

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.core.queue_metrics import queue_metrics_list
+from apps.core.token_auth import TokenScopePermission
 
 
 class QueueOutputSerializer(serializers.Serializer):
@@ -36,7 +37,7 @@ class QueueMetricsApi(APIView):
     """Every queue's depth, the age of its oldest waiting task and the live workers consuming it
     (they answer within a second). Staff only: the queues mix every user's work."""
 
-    permission_classes = [StaffOnly]
+    permission_classes = [StaffOnly, TokenScopePermission]
 
     @extend_schema(responses={200: QueueMetricsOutputSerializer})
     def get(self, request: Request) -> Response:

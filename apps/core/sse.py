@@ -14,10 +14,16 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
 
 from apps.core.events import Event, EventBusUnavailable, events_follow, is_valid_event_id
+from apps.core.metrics import SSE_STREAMS_OPEN
+from apps.core.models import TokenScope
+from apps.core.tokens import (
+    TokenInvalid,
+    TokenScopeMissing,
+    personal_token_from_header,
+    personal_token_scope_check,
+)
 
 PING = ": ping\n\n"
 # Called when a stream has been quiet for a heartbeat: a final event to send and stop, or None.
@@ -29,28 +35,27 @@ EventCheck = Callable[[Event], Awaitable[bool]]
 ACCESS_LOST = {"message": "You no longer have access to this folder."}
 
 
-async def request_user(request: HttpRequest) -> AbstractBaseUser | None:
-    """The Token header when present (as DRF's TokenAuthentication reads it), else the session.
-
-    Raises AuthenticationFailed for a malformed or unknown token.
-    """
-    header = request.META.get("HTTP_AUTHORIZATION", "").split()
-    if header and header[0].lower() == "token":
-        if len(header) != 2:
-            raise AuthenticationFailed("Invalid token header.")
-        user, _ = await sync_to_async(TokenAuthentication().authenticate_credentials)(header[1])
-        return user
+async def request_user(request: HttpRequest, *, scope: str = TokenScope.READ) -> AbstractBaseUser | None:
+    """The personal token's user when the Authorization header carries one (as the REST API reads
+    it), else the session's. Raises TokenInvalid (401) or TokenScopeMissing (403)."""
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    token = await sync_to_async(personal_token_from_header)(authorization=header)
+    if token is not None:
+        personal_token_scope_check(token=token, scope=scope)
+        return token.user
     session_user: AbstractBaseUser | AnonymousUser = await request.auser()
     return session_user if session_user.is_authenticated and isinstance(session_user, AbstractBaseUser) else None
 
 
-async def stream_reader_or_error(request: HttpRequest) -> tuple[AbstractBaseUser, str] | JsonResponse:
+async def stream_reader_or_error(
+    request: HttpRequest, *, scope: str = TokenScope.READ
+) -> tuple[AbstractBaseUser, str] | JsonResponse:
     """Who reads a stream and where they resume (the Last-Event-ID header, or ?last_event_id=;
-    "0" for the whole log), or the 401/400 a stream view answers instead."""
+    "0" for the whole log), or the 401/403/400 a stream view answers instead. A token needs `scope`."""
     try:
-        user = await request_user(request)
-    except AuthenticationFailed as exc:
-        return JsonResponse({"detail": str(exc.detail)}, status=401)
+        user = await request_user(request, scope=scope)
+    except (TokenInvalid, TokenScopeMissing) as exc:
+        return JsonResponse({"detail": exc.message}, status=exc.status_code)
     if user is None:
         return JsonResponse({"detail": "Authentication credentials were not provided."}, status=401)
     after_id = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id") or "0"
@@ -79,30 +84,33 @@ async def sse_stream(
     rather than hang; it resumes from its last id.
     """
     events = events_follow(channel=channel, after_id=after_id, quiet_seconds=settings.SSE_HEARTBEAT_SECONDS)
-    # aclosing: a client that disconnects closes this generator, and with it the Redis connection.
-    async with contextlib.aclosing(events):
-        try:
-            async for event in events:
-                if event is not None and keep is not None and not await keep(event):
-                    continue
-                if event is not None and event.type not in recheck_on:
-                    yield event.as_sse()
-                    if event.type in ends_on:
+    # By the channel's kind (run, folder, inbox), never its id; counted until the generator ends,
+    # which a disconnecting client's close does too.
+    with SSE_STREAMS_OPEN.labels(stream=channel.partition(":")[0]).track_inprogress():
+        # aclosing: a client that disconnects closes this generator, and with it the Redis connection.
+        async with contextlib.aclosing(events):
+            try:
+                async for event in events:
+                    if event is not None and keep is not None and not await keep(event):
+                        continue
+                    if event is not None and event.type not in recheck_on:
+                        yield event.as_sse()
+                        if event.type in ends_on:
+                            return
+                        continue
+                    if still_allowed is not None and not await still_allowed():
+                        yield unsaved_event("error", ACCESS_LOST)
                         return
-                    continue
-                if still_allowed is not None and not await still_allowed():
-                    yield unsaved_event("error", ACCESS_LOST)
-                    return
-                if event is not None:
-                    yield event.as_sse()
-                    continue
-                ending = await when_quiet() if when_quiet is not None else None
-                if ending is not None:
-                    yield ending
-                    return
-                yield PING
-        except EventBusUnavailable:
-            yield unsaved_event("error", unavailable)
+                    if event is not None:
+                        yield event.as_sse()
+                        continue
+                    ending = await when_quiet() if when_quiet is not None else None
+                    if ending is not None:
+                        yield ending
+                        return
+                    yield PING
+            except EventBusUnavailable:
+                yield unsaved_event("error", unavailable)
 
 
 def sse_response(stream: AsyncIterator[str]) -> StreamingHttpResponse:

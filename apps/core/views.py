@@ -1,29 +1,8 @@
 from __future__ import annotations
 
-import redis
-from django.conf import settings
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
 from django.views.defaults import server_error as server_error_page
-
-
-def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness of the two things every request depends on; 503 when either is down."""
-    checks: dict[str, str] = {}
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        checks["database"] = "ok"
-    except Exception as exc:  # noqa: BLE001 - any failure means "down"
-        checks["database"] = f"error: {type(exc).__name__}"
-    try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2).ping()
-        checks["redis"] = "ok"
-    except Exception as exc:  # noqa: BLE001
-        checks["redis"] = f"error: {type(exc).__name__}"
-    healthy = all(value == "ok" for value in checks.values())
-    return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

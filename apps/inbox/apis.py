@@ -21,6 +21,7 @@ from apps.chat.serializers import MAX_MESSAGE_CHARS, events_url
 from apps.chat.services import conversation_archive, run_enqueue
 from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import Pagination
+from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.inbox import selectors
 from apps.inbox.serializers import (
@@ -63,6 +64,8 @@ class InboxConversationCollectionApi(APIView):
     """List inbox conversations; POST gets the folder's current one (continued within 30 minutes,
     otherwise new), and with a `message` also sends it: 202, events at `events_url` (to stream a
     message in the response, post it to the conversation's messages)."""
+
+    required_scope = {"POST": TokenScope.CHAT}
 
     throttle_scope = "chat"
 
@@ -134,6 +137,8 @@ class InboxMessageCreateApi(APIView):
     in the response; otherwise 202 with the run id, run on the agent queue, events at `events_url`.
     """
 
+    required_scope = TokenScope.CHAT
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "chat"
     renderer_classes = [JSONRenderer, EventStreamRenderer]
@@ -171,6 +176,8 @@ class InboxMessageCreateApi(APIView):
 
 
 class InboxConversationArchiveApi(APIView):
+    required_scope = TokenScope.CHAT
+
     @extend_schema(request=None, responses={200: InboxConversationOutputSerializer})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = conversation_archive(conversation=_conversation_or_404(request, conversation_id))

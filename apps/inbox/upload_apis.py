@@ -15,7 +15,7 @@ from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
 from django.http.multipartparser import MultiPartParserError
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import DataAndFiles, MultiPartParser
 from rest_framework.request import Request
@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from apps.core.api import ApplicationError
 from apps.core.body_cap import FORM_OVERHEAD_BYTES
 from apps.core.openapi import error_response
+from apps.core.token_auth import PersonalTokenAuthentication
 from apps.inbox.upload import UploadTooLargeError, inbox_file_save, upload_name_clean
 from apps.library.access import FolderAction, folder_access
 
@@ -106,7 +107,7 @@ class InboxFileUploadApi(APIView):
     nothing is written then. A taken name is kept: the upload becomes "name (2).ext"."""
 
     parser_classes = [InboxUploadParser]
-    authentication_classes = [TokenAuthentication, _HeaderCsrfSessionAuthentication]
+    authentication_classes = [PersonalTokenAuthentication, _HeaderCsrfSessionAuthentication]
 
     class QuerySerializer(serializers.Serializer):
         folder_id = serializers.IntegerField(min_value=1, required=False)

@@ -3,6 +3,7 @@
 Every endpoint, page, event stream and file read that starts from a folder, a file or a chunk asks
 here; nothing else filters by owner. What a user has no role on does not exist for them (404, the
 same answer as a missing id); what their role does not allow is a 403 that says which role would.
+A user authenticated by a personal token limited to some folders has no role on any other here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.http import Http404
 from rest_framework import status
 
 from apps.core.api import ApplicationError
+from apps.core.tokens import token_folder_limit
 from apps.library.models import File, Folder, FolderMembership, FolderRole
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -48,9 +50,21 @@ def folders_visible(*, user: AnyUser) -> QuerySet[Folder]:
         return Folder.objects.none()
     shared = _memberships().filter(user_id=user.pk)
     member_role = shared.filter(folder_id=OuterRef("pk")).values("role")[:1]
-    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared.values("folder_id"))).annotate(
+    return _token_limited(
+        user, Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared.values("folder_id")))
+    ).annotate(
         caller_role=Case(When(owner_id=user.pk, then=Value(FolderRole.OWNER.value)), default=Subquery(member_role))
     )
+
+
+def _token_limited(user: AnyUser, folders: QuerySet[Folder]) -> QuerySet[Folder]:
+    limit = token_folder_limit(user=user)
+    return folders if limit is None else folders.filter(pk__in=limit)
+
+
+def folder_ids_visible(user: AbstractBaseUser, folder_ids: list[int]) -> set[int]:
+    """Which of these folders the user has a role on (core's check of a new token's folder limit)."""
+    return set(folders_visible(user=user).filter(pk__in=folder_ids).values_list("pk", flat=True))
 
 
 def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folder, Any]:
@@ -59,7 +73,7 @@ def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folde
         return Folder.objects.none().values("pk")
     roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
     shared = _memberships().filter(user_id=user.pk, role__in=roles).values("folder_id")
-    return Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared)).values("pk")
+    return _token_limited(user, Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared))).values("pk")
 
 
 def folder_user_ids_allowed(*, folder_id: int, action: FolderAction) -> list[int]:
@@ -73,7 +87,8 @@ def folder_user_ids_allowed(*, folder_id: int, action: FolderAction) -> list[int
 
 
 def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:
-    if not user.is_authenticated:
+    limit = token_folder_limit(user=user)
+    if not user.is_authenticated or (limit is not None and folder.pk not in limit):
         return None
     if folder.owner_id == user.pk:
         return FolderRole.OWNER

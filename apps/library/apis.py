@@ -12,8 +12,9 @@ from rest_framework.views import APIView
 
 from apps.core.api import ApplicationError, paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
+from apps.core.tokens import token_folder_limit
 from apps.library import selectors, services
-from apps.library.access import FolderAction, file_access, folder_access, folders_visible
+from apps.library.access import FolderAction, FolderPermissionDenied, file_access, folder_access, folders_visible
 from apps.library.exclusions import MAX_PATTERN_CHARS, ExcludePatternError, exclude_patterns_clean
 from apps.library.language import SEARCH_LANGUAGES
 from apps.library.models import File, FileStatus, Folder, SourceKind
@@ -129,6 +130,9 @@ class FolderCollectionApi(APIView):
         responses={201: FolderOutputSerializer, 409: error_response("This folder is already connected.")},
     )
     def post(self, request: Request) -> Response:
+        if token_folder_limit(user=request.user) is not None:
+            # The new folder would be outside the token's reach the moment it was made.
+            raise FolderPermissionDenied("This API token is limited to some folders: it cannot connect new ones.")
         data = self.FolderCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data

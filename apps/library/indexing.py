@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core import task_limits
+from apps.core.metrics import file_outcome_observe
 from apps.library.backfill import search_vectors_backfill
 from apps.library.budget import FileBudgetExceeded
 from apps.library.chunk_store import chunks_replace
@@ -370,6 +371,7 @@ def _file_done(*, claimed: Claimed, outcome: FileOutcome) -> None:
     status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
     indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
     if not outcome.noop:
+        file_outcome_observe(outcome=outcome.status)
         _after_file(file=claimed.file, outcome=outcome)
 
 

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Q
 
 from apps.core import task_limits
+from apps.core.metrics import file_outcome_observe
 from apps.library.jobs import indexing_job_finish
 from apps.library.models import File, FileStatus, JobStatus
 
@@ -56,8 +57,9 @@ def _fail(*, file_ids: Sequence[int], token: str, job_ids: Mapping[int, int]) ->
             f" (the indexing task's time limit; the file's own budget is"
             f" {settings.INDEX_FILE_TIME_BUDGET_SECONDS:g} seconds)"
         )
-        File.objects.filter(pk=file_id, status=FileStatus.INDEXING, index_claim=token).update(
+        if File.objects.filter(pk=file_id, status=FileStatus.INDEXING, index_claim=token).update(
             status=FileStatus.FAILED, error=error, index_claim=""
-        )
+        ):
+            file_outcome_observe(outcome=FileStatus.FAILED)
         if file_id in job_ids:
             indexing_job_finish(job_id=job_ids[file_id], status=JobStatus.FAILED, error=error)

@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 import numpy as np
 from django.conf import settings
 
+from apps.core.metrics import embedding_observe
 from apps.embeddings.providers import DIMENSIONS, get_embedder
 
 Item = TypeVar("Item")
@@ -31,10 +32,14 @@ def texts_embed(texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     embedder = get_embedder()
+    started = time.perf_counter()
     if getattr(embedder, "batches_by_tokens", False):
-        return embedder.embed_documents(texts)
-    batch = settings.EMBEDDING_BATCH_SIZE
-    return np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+        vectors = embedder.embed_documents(texts)
+    else:
+        batch = settings.EMBEDDING_BATCH_SIZE
+        vectors = np.concatenate([embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+    embedding_observe(provider=settings.EMBEDDING_PROVIDER, texts=len(texts), seconds=time.perf_counter() - started)
+    return vectors
 
 
 class EmbeddingPipeline(Generic[Item]):

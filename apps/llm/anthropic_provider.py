@@ -37,6 +37,7 @@ from apps.llm.types import (
     ToolSpec,
     Usage,
 )
+from apps.llm.usage import metered_call
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 JSON_TOOL = "answer_json"
@@ -136,7 +137,11 @@ class AnthropicProvider:
             except (anthropic.AnthropicError, httpx.HTTPError) as exc:
                 raise guard.seal(map_anthropic_error(exc)) from exc
 
-        return call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker)
+        return metered_call(
+            provider="anthropic",
+            model=self.model,
+            call=lambda: call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker),
+        )
 
     def _cache_control(self) -> dict[str, Any]:
         # Off (ANTHROPIC_PROMPT_CACHE=0) for compatible servers that reject the field.

@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeVar
 
@@ -79,6 +80,14 @@ class LLMCircuitOpenError(LLMUnavailableError):
     """Not sent: the service failed too often lately (`apps.llm.breaker`); retrying now would only wait."""
 
     retryable = False
+
+
+class LLMBudgetExceededError(LLMError):
+    """Not sent: the caller's model usage budget is used up (`apps.llm.budgets`) until `resets_at`."""
+
+    def __init__(self, message: str, *, resets_at: datetime) -> None:
+        super().__init__(message)
+        self.resets_at = resets_at
 
 
 class Breaker(Protocol):

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from apps.core.metrics import breaker_state_set
 from apps.llm.base import LLMCircuitOpenError, LLMError
 from apps.llm.failures import is_outage
 
@@ -51,7 +52,10 @@ class CircuitBreaker:
 
     def record_success(self) -> None:
         with self._lock:
+            tripped = self._consecutive >= self.failures
             self._consecutive, self._probing = 0, False
+        if tripped:
+            breaker_state_set(service=self.name, tripped=False)
 
     def record_failure(self, error: LLMError) -> None:
         if not is_outage(error):
@@ -60,8 +64,11 @@ class CircuitBreaker:
         with self._lock:
             self._consecutive += 1
             self._probing = False
-            if self._consecutive >= self.failures:
+            tripped = self._consecutive >= self.failures
+            if tripped:
                 self._open_until = self._clock() + self.cooldown_seconds
+        if tripped:
+            breaker_state_set(service=self.name, tripped=True)
 
     @property
     def is_open(self) -> bool:

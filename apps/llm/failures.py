@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from apps.llm.base import LLMCircuitOpenError, LLMError, LLMRateLimitError, LLMTimeoutError, LLMUnavailableError
+from apps.llm.base import (
+    LLMBudgetExceededError,
+    LLMCircuitOpenError,
+    LLMError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+)
 
 
 class FailureKind(StrEnum):
@@ -19,6 +26,7 @@ class FailureKind(StrEnum):
     RATE_LIMITED = "rate_limited"  # 429 past the retry budget
     PAUSED = "paused"  # the circuit breaker skipped a provider that kept failing
     REJECTED = "rejected"  # any other 4xx, or an answer that could not be used
+    BUDGET = "budget"  # not sent: the user's model usage budget is used up (apps.llm.budgets)
 
 
 UNAVAILABLE_NOTICE = "The model is unavailable; these are the most relevant passages."
@@ -31,10 +39,13 @@ REASONS = {
     FailureKind.RATE_LIMITED: "The model service is receiving too many requests.",
     FailureKind.PAUSED: "The model service kept failing, so it is paused for a short while.",
     FailureKind.REJECTED: "The model service could not handle this request.",
+    FailureKind.BUDGET: "Your model usage budget is used up.",
 }
 
 
 def failure_kind(error: LLMError) -> FailureKind:
+    if isinstance(error, LLMBudgetExceededError):
+        return FailureKind.BUDGET
     if isinstance(error, LLMCircuitOpenError):
         return FailureKind.PAUSED
     if isinstance(error, LLMRateLimitError):
@@ -50,8 +61,17 @@ def failure_kind(error: LLMError) -> FailureKind:
 
 def is_outage(error: LLMError) -> bool:
     """Whether the service, not this request, is at fault: what the circuit breaker counts."""
-    return failure_kind(error) not in (FailureKind.REJECTED, FailureKind.PAUSED)
+    return failure_kind(error) not in (FailureKind.REJECTED, FailureKind.PAUSED, FailureKind.BUDGET)
 
 
 def failure_reason(error: LLMError) -> str:
     return REASONS[failure_kind(error)]
+
+
+def failure_notice(kind: FailureKind) -> str:
+    """The line shown above the offline answer: a used-up budget's says which and when it resets."""
+    if kind is FailureKind.BUDGET:
+        from apps.llm.budgets import budget_notice  # its models load once the app registry is ready
+
+        return budget_notice()
+    return UNAVAILABLE_NOTICE

@@ -42,6 +42,7 @@ from apps.llm.types import (
     ToolSpec,
     Usage,
 )
+from apps.llm.usage import metered_call
 
 _STOP_REASONS = {
     "tool_calls": StopReason.TOOL_USE,
@@ -111,7 +112,11 @@ class OpenAIProvider:
             except (openai.OpenAIError, httpx.HTTPError) as exc:
                 raise guard.seal(map_openai_error(exc)) from exc
 
-        return call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker)
+        return metered_call(
+            provider="openai",
+            model=self.model,
+            call=lambda: call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker),
+        )
 
     def _json_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         if not self._structured_outputs:
@@ -266,7 +271,12 @@ def _stop_reason(finish_reason: str | None, *, has_tool_calls: bool) -> StopReas
 def _usage(usage: CompletionUsage | None) -> Usage:
     if usage is None:
         return Usage()
-    return Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0)
+    details = usage.prompt_tokens_details
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=(details.cached_tokens or 0) if details is not None else 0,
+    )
 
 
 def map_openai_error(exc: Exception) -> LLMError:

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from apps.core.models import TokenScope
 from apps.library.access import folder_access
 from apps.search.selectors import K_MAX, chunk_search
 from apps.search.types import SearchFilters, SearchMode
@@ -39,6 +40,8 @@ class SearchHitSerializer(serializers.Serializer):
 
 
 class FolderSearchApi(APIView):
+    required_scope = TokenScope.SEARCH
+
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "search"
 

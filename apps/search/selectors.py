@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from pgvector import Vector
 
 from apps.core.api import ApplicationError
+from apps.core.metrics import SEARCH_SECONDS
 from apps.embeddings.providers import get_embedder
 from apps.library import vector_index
 from apps.search import planning
@@ -50,8 +51,27 @@ BM25_B = 0.75
 KEYWORD_FUSION_MIN_SHARE = 0.1
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
+_MODES = frozenset(mode.value for mode in SearchMode)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
+def _timed(kind: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Each search's duration (folderchat_search_duration_seconds), by `kind` and its mode."""
+
+    def decorate(search: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(search)
+        def timed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            mode = str(kwargs.get("mode", SearchMode.HYBRID))
+            with SEARCH_SECONDS.labels(kind=kind, mode=mode if mode in _MODES else "other").time():
+                return search(*args, **kwargs)
+
+        return timed
+
+    return decorate
+
+
+@_timed("chunks")
 def chunk_search(
     *,
     folder_id: int,
@@ -107,6 +127,7 @@ def chunk_search(
     ]
 
 
+@_timed("files")
 def file_search(
     *,
     folder_id: int,

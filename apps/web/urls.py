@@ -21,4 +21,5 @@ urlpatterns = [
     path("folders/<int:folder_id>/search", library_views.folder_search, name="web-folder-search"),
     path("folders/<int:folder_id>/settings", library_views.folder_settings, name="web-folder-settings"),
     path("settings/organize", library_views.organize_settings, name="web-organize-settings"),
+    path("settings/tokens", views.api_tokens, name="web-api-tokens"),
 ]

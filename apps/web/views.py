@@ -10,13 +10,13 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
 
 from apps.chat.selectors import conversation_get, conversation_list_of_removed_folders
 from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
+from apps.core.models import TokenScope
+from apps.core.tokens import TokenInvalid, TokenScopeMissing, personal_token_from_header, personal_token_scope_check
 from apps.library.access import file_access, folder_access
 from apps.library.document_selectors import (
     CHUNKS_PAGE_SIZE,
@@ -51,7 +51,10 @@ def drive_callback(request: HttpRequest) -> HttpResponse:
     a forged, replayed or expired state, a refused code) is the folders page itself with a 400,
     and nothing stored.
     """
-    user = _session_or_token_user(request)
+    try:
+        user = _session_or_token_user(request)
+    except TokenScopeMissing as exc:
+        return JsonResponse({"detail": exc.message}, status=exc.status_code)
     if user is None:
         # A browser logs in and comes back (the state keeps for a while); anything else is told why.
         if "text/html" in request.headers.get("Accept", ""):
@@ -74,10 +77,12 @@ def _session_or_token_user(request: HttpRequest) -> AbstractBaseUser | None:
     if request.user.is_authenticated:
         return request.user
     try:
-        authenticated = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
-    except AuthenticationFailed:
+        token = personal_token_from_header(authorization=request.META.get("HTTP_AUTHORIZATION", ""))
+    except TokenInvalid:
         return None
-    return authenticated[0] if authenticated else None
+    # Finishing a Drive connection changes what the account reaches: a managing token's work.
+    personal_token_scope_check(token=token, scope=TokenScope.MANAGE)
+    return token.user if token else None
 
 
 def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status: int = 200) -> HttpResponse:
@@ -115,6 +120,11 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 def inbox(request: HttpRequest) -> HttpResponse:
     return render(request, "web/inbox.html")
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/api_tokens.html", {"scopes": TokenScope.choices})
 
 
 def invitation(request: HttpRequest, token: str) -> HttpResponse:

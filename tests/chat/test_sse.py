@@ -13,7 +13,6 @@ import httpx
 import pytest
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from apps.chat.events import RunEvents
 from apps.chat.models import AgentRun, Message, RunStatus
@@ -22,6 +21,7 @@ from apps.core.events import events_after, run_channel
 from apps.llm.types import LLMResponse
 from tests.support.fixtures import HEARTBEAT_SECONDS
 from tests.support.sse_client import Received, parse_sse
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +30,7 @@ QUESTION = "How much federal income tax was withheld on the W-2?"
 
 @pytest.fixture
 def token(user) -> str:
-    return Token.objects.create(user=user).key
+    return api_token(user)
 
 
 def read_stream(response: httpx.Response) -> list[Received]:
@@ -167,7 +167,7 @@ def test_a_cancelled_run_whose_log_expired_ends_saying_so(asgi_server, library, 
 def test_another_users_run_is_404_and_bad_requests_are_rejected(asgi_server, library, other_user, token):
     run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
     url = f"{asgi_server.url}/api/runs/{run.pk}/events"
-    theirs = {"Authorization": f"Token {Token.objects.create(user=other_user).key}"}
+    theirs = {"Authorization": f"Token {api_token(other_user)}"}
     mine = {"Authorization": f"Token {token}"}
 
     assert httpx.get(url, headers=theirs).status_code == 404

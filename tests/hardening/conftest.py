@@ -8,6 +8,8 @@ import pytest
 from django.utils import timezone
 
 from apps.chat.models import AgentRun, Conversation, Message, RunStatus
+from apps.core.models import PersonalToken
+from apps.core.tokens import personal_token_create
 from apps.library.models import File, Folder, FolderInvitation, FolderMembership
 from apps.organize.models import FileMove, OrganizationSuggestion
 from tests.support.agent_runs import hook_server  # noqa: F401  (a fixture)
@@ -27,6 +29,7 @@ class Owned:
     member: FolderMembership
     invitation: FolderInvitation
     proposal: Message  # a guideline line proposed in the inbox conversation
+    token: PersonalToken
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -47,6 +50,7 @@ class Owned:
             "move_id": self.move.pk,
             "user_id": self.member.user_id,
             "invitation_id": self.invitation.pk,
+            "token_id": self.token.pk,
         }
 
 
@@ -94,6 +98,18 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         content={"text": "Shall I remember that?"},
         metadata={"guideline_proposal": {"target": "taxes/", "pattern": "", "line": "- Notes go in `taxes/`."}},
     )
+    token, _ = personal_token_create(user=user, name="owner's script", scopes=["read"])
     return Owned(
-        folder, file, conversation, inbox_conversation, run, answer, suggestion, move, member, invitation, proposal
+        folder,
+        file,
+        conversation,
+        inbox_conversation,
+        run,
+        answer,
+        suggestion,
+        move,
+        member,
+        invitation,
+        proposal,
+        token,
     )

@@ -12,11 +12,14 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from apps.library.models import Chunk
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db
 
 # Routes open to anyone, by design.
 PUBLIC = {"auth-token", "schema", "docs"}
+# Token management needs a signed-in session (a token gets 403): called with one here.
+SESSION_ONLY = {"tokens", "token-detail"}
 # For the site's staff, not a folder's owner (tests/core/test_queue_metrics.py: staff get through).
 STAFF_ONLY = {"queue-metrics"}
 # Marker strings in the owner's objects; none may ever reach another user.
@@ -69,14 +72,14 @@ def _call(client: APIClient, method: str, url: str):
     return getattr(client, method)(url)
 
 
-def _client(user=None) -> APIClient:
-    """Authenticated by a real token, as API clients are (the SSE view reads the header itself)."""
-    from rest_framework.authtoken.models import Token
-
+def _client(user=None, *, route: str = "") -> APIClient:
+    """Authenticated by a real token, as API clients are (the SSE view reads the header itself);
+    by a session for the routes only a session may call."""
     client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    if user is not None and route in SESSION_ONLY:
+        client.force_login(user)
+    elif user is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_token(user)}")
     return client
 
 
@@ -137,7 +140,7 @@ def test_anonymous_is_refused(route: Route, secret_owned):
 def test_another_user_sees_nothing_of_the_owners(route: Route, secret_owned, other_user):
     url = reverse(route.name, kwargs=_kwargs(route.name, secret_owned))
     for method in route.methods:
-        response = _call(_client(other_user), method, url)
+        response = _call(_client(other_user, route=route.name), method, url)
         body = b"" if response.streaming else response.content
         assert response.status_code < 500, (method, url, response.status_code, body[:300])
         assert SECRET.encode() not in body, (method, url, body[:300])
@@ -151,7 +154,7 @@ def test_the_owner_gets_through(route: Route, secret_owned, user):
     url = reverse(route.name, kwargs=_kwargs(route.name, secret_owned))
     # DELETE last: it removes the object the other methods point at.
     for method in sorted(route.methods, key=lambda m: m == "delete"):
-        response = _call(_client(user), method, url)
+        response = _call(_client(user, route=route.name), method, url)
         body = b"" if response.streaming else response.content
         assert response.status_code < 500, (method, url, response.status_code, body[:300])
         if route.name in STAFF_ONLY:
@@ -160,3 +163,16 @@ def test_the_owner_gets_through(route: Route, secret_owned, user):
             assert response.status_code not in (401, 403, 404), (method, url, response.status_code, body[:300])
         if response.streaming:
             response.close()
+
+
+def test_usage_is_only_the_callers_own(secret_owned, user, other_user):
+    """`/api/usage` takes no object id: another user's answer is their own totals, never the owner's."""
+    from apps.llm.models import UsageRecord
+
+    UsageRecord.objects.create(user=user, provider="openai", model=f"{SECRET}-model", input_tokens=7)
+    url = reverse("usage")
+    assert SECRET in _client(user).get(url, {"group_by": "model"}).content.decode()
+    response = _client(other_user).get(url, {"group_by": "model"})
+    assert response.status_code == 200 and SECRET not in response.content.decode()
+    assert response.json()["totals"]["tokens"]["input"] == 0
+    assert _client(other_user).get(url, {"user": user.pk}).status_code == 403

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from apps.library.models import Folder
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db
 
@@ -168,10 +169,7 @@ def test_a_symlink_inside_an_allowed_root_cannot_register_a_folder_outside_it(us
 
 
 def test_malformed_sse_resume_ids_are_a_400_not_a_hang(owned, user):
-    from rest_framework.authtoken.models import Token
-
-    token, _ = Token.objects.get_or_create(user=user)
-    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {api_token(user)}")
     for bad in ["x", "-1", "1-", "1-2-3", "99999999999999999999999-0", "1\x00-0", "' OR 1=1", "0-0" + "0" * 500]:
         response = client.get(f"/api/runs/{owned.run.pk}/events", HTTP_LAST_EVENT_ID=bad)
         assert response.status_code == 400, (bad, response.status_code)

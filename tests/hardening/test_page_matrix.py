@@ -16,10 +16,12 @@ from tests.hardening.test_access_matrix import ALL_ROUTES
 pytestmark = pytest.mark.django_db
 
 PUBLIC, SIGNED_IN, FOLDER_VIEW, AUTHOR = "public", "signed-in", "folder-view", "author"
+# The site's staff (and a scraper's METRICS_TOKEN, tests/core/test_metrics.py): anonymous 401, others 403.
+STAFF = "staff"
 RULES = {
     "login": PUBLIC,
     "logout": PUBLIC,
-    "healthz": PUBLIC,
+    "metrics": STAFF,
     "web-folders": SIGNED_IN,
     "web-inbox": SIGNED_IN,
     "web-invitation": SIGNED_IN,
@@ -32,6 +34,7 @@ RULES = {
     "web-folder-search": FOLDER_VIEW,
     "web-folder-settings": FOLDER_VIEW,
     "web-organize-settings": SIGNED_IN,
+    "web-api-tokens": SIGNED_IN,
     # allauth, mounted for Google sign-in only (SOCIALACCOUNT_ONLY): the steps of a sign-in and
     # the pages it may end on; the linked Google accounts of the signed-in user.
     "account_login": PUBLIC,
@@ -90,7 +93,17 @@ def _client(user=None) -> Client:
     return client
 
 
-@pytest.mark.parametrize("name", [name for name in PAGES if RULES.get(name) != PUBLIC])
+@pytest.mark.parametrize("name", [name for name in PAGES if RULES.get(name) == STAFF])
+def test_staff_pages(name, user, other_user, django_user_model):
+    url = reverse(name)
+    assert _client().get(url).status_code == 401, url
+    for person in (user, other_user):
+        assert _client(person).get(url).status_code == 403, url
+    staff = django_user_model.objects.create_user(username="page-staff", is_staff=True)
+    assert _client(staff).get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("name", [name for name in PAGES if RULES.get(name) not in (PUBLIC, STAFF)])
 def test_pages_by_role(name, owned, user, other_user, django_user_model):
     url = _url(name, owned)
     anonymous = _client().get(url)

@@ -74,6 +74,9 @@ RULES: dict[str, dict[str, str]] = {
     "run-cancel": {"post": AUTHOR},
     "run-detail": {"get": AUTHOR},
     "run-events": {"get": AUTHOR},
+    "usage": {"get": USER},  # the caller's own model usage; `user=` is staff only
+    "tokens": {"get": USER, "post": USER},
+    "token-detail": {"delete": AUTHOR},
 }
 
 CHECKED = [route for route in ROUTES if route.name not in PUBLIC]
@@ -106,7 +109,7 @@ def test_a_member_gets_what_the_role_allows(route, role, owned, django_user_mode
     FolderMembership.objects.create(folder=owned.folder, user=member, role=role)
     url = reverse(route.name, kwargs=_kwargs(route.name, owned))
     for method in sorted(route.methods, key=lambda m: m == "delete"):
-        response = _call(_client(member), method, url)
+        response = _call(_client(member, route=route.name), method, url)
         body = b"" if response.streaming else response.content
         expected = _expected(RULES[route.name][method], role)
         assert response.status_code < 500, (method, url, response.status_code, body[:300])

@@ -30,6 +30,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from apps.core.openapi import EVENT_STREAM_PATHS, FOLDER_EVENTS_PATH, RUN_EVENTS_PATH
+from tests.support.tokens import api_token
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES_PER_OPERATION = 10
@@ -80,13 +81,11 @@ def _with_owned_ids(values: Any, ids: dict[str, str], *, as_int: bool = False) -
 )
 def test_api_conforms_to_its_schema(case, owned, user):
     from django.core.cache import cache
-    from rest_framework.authtoken.models import Token
 
     def call() -> None:
         cache.clear()  # throttles would otherwise answer 429 before the view reads anything
-        # Created again after `POST /api/auth/token/revoke` deleted it.
-        token, _ = Token.objects.get_or_create(user=user)
-        case.call_and_validate(headers={"Authorization": f"Token {token.key}"}, checks=CHECKS)
+        # A new one each call: `POST /api/auth/token/revoke` revokes the one it is sent with.
+        case.call_and_validate(headers={"Authorization": f"Bearer {api_token(user)}"}, checks=CHECKS)
 
     if case.query and case.query.get("format") == "sse":
         case.query["format"] = "json"

@@ -11,7 +11,6 @@ import psycopg
 import pytest
 import redis
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 
 from apps.chat.models import AgentRun, RunStatus
 from apps.connectors.drive.emulator import DriveEmulator
@@ -32,6 +31,7 @@ from tests.support.servers import (
     start_uvicorn,
     test_database_env,
 )
+from tests.support.tokens import api_token
 from workers.sync import sync_folder
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -42,7 +42,7 @@ ANSWER_DELAY = 8
 
 def test_redis_restart_mid_run_the_stream_says_so_resumes_without_loss_and_the_worker_goes_on(user, tmp_path):
     folder = Folder.objects.create(owner=user, source="local", external_id=str(tmp_path), name="empty")
-    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    headers = {"Authorization": f"Token {api_token(user)}"}
     with private_redis() as server, LLMWireStub() as model:
         model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": "rent"}))
         model.reply_text("Rent is due on day 1.", delay=ANSWER_DELAY)
@@ -98,7 +98,7 @@ def test_redis_restart_mid_run_the_stream_says_so_resumes_without_loss_and_the_w
 def test_postgres_restart_web_answers_503_then_recovers_and_a_sync_caught_mid_task_retries_to_completion(
     user, tmp_path
 ):
-    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    headers = {"Authorization": f"Token {api_token(user)}"}
     with DriveEmulator() as drive, private_postgres() as postgres:
         root = drive.state.add_folder("Notes")
         drive.state.add_file("rent.txt", b"The rent is due on the first day of each month.", parent_id=root)
@@ -120,8 +120,8 @@ def test_postgres_restart_web_answers_503_then_recovers_and_a_sync_caught_mid_ta
 
             postgres.stop()
 
-            health = httpx.get(f"{web.url}/healthz", timeout=10)
-            assert health.status_code == 503 and health.json()["database"].startswith("error")
+            health = httpx.get(f"{web.url}/readyz", timeout=10)
+            assert health.status_code == 503 and health.json()["failed"] == ["database"]
             down = httpx.get(folders_url, headers=headers, timeout=10)
             assert down.status_code == 503 and "unavailable" in down.json()["detail"]
             listing.release()  # the sync goes on, and cannot write what it listed
@@ -129,7 +129,7 @@ def test_postgres_restart_web_answers_503_then_recovers_and_a_sync_caught_mid_ta
 
             postgres.start()
 
-            wait_for(lambda: httpx.get(f"{web.url}/healthz", timeout=10).status_code == 200, what="healthz")
+            wait_for(lambda: httpx.get(f"{web.url}/readyz", timeout=10).status_code == 200, what="readyz")
             result.get(timeout=60)
             detail_url = f"{folders_url}/{folder.pk}"
             # The retry takes back the claim its first attempt could not release while the database was down.

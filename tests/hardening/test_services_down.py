@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.servers import BASE_DIR, free_port, start_uvicorn, test_database_env
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +26,7 @@ def _server(**env_overrides: str) -> Iterator[str]:
     port = free_port()
     log_path = BASE_DIR / "var" / f"test-hard-asgi-{os.getpid()}-{port}.log"
     try:
-        # healthy=False: with a service down /healthz is a 503, and that answer is the point.
+        # healthy=False: with a service down /readyz is a 503, and that answer is the point.
         with start_uvicorn(env=env, log_path=log_path, port=port, healthy=False) as server:
             yield server.url
     finally:
@@ -33,14 +34,13 @@ def _server(**env_overrides: str) -> Iterator[str]:
 
 
 def test_database_down_is_a_503_with_a_json_message(user):
-    from rest_framework.authtoken.models import Token
-
-    token = Token.objects.create(user=user)
+    token = api_token(user)
     closed = free_port()
     with _server(DATABASE_URL=f"postgresql://nobody:x@127.0.0.1:{closed}/nothing") as url:
-        health = httpx.get(f"{url}/healthz", timeout=10)
-        assert health.status_code == 503 and health.json()["database"].startswith("error")
-        headers = {"Authorization": f"Token {token.key}"}
+        health = httpx.get(f"{url}/readyz", timeout=10)
+        assert health.status_code == 503 and health.json()["failed"] == ["database"]
+        assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200  # alive: no restart for an outage
+        headers = {"Authorization": f"Bearer {token}"}
         for path in ("/api/folders", "/api/conversations", "/api/inbox/moves"):
             response = httpx.get(f"{url}{path}", headers=headers, timeout=10)
             assert response.status_code == 503, (path, response.status_code, response.text[:300])
@@ -51,17 +51,15 @@ def test_database_down_is_a_503_with_a_json_message(user):
 
 
 def test_redis_down_is_a_503_health_and_an_sse_error_event_not_a_hang(owned, user):
-    from rest_framework.authtoken.models import Token
-
-    token = Token.objects.create(user=user)
+    token = api_token(user)
     closed = free_port()
     with _server(REDIS_URL=f"redis://127.0.0.1:{closed}/0") as url:
-        health = httpx.get(f"{url}/healthz", timeout=10)
-        assert health.status_code == 503 and health.json()["redis"].startswith("error")
-        assert health.json()["database"] == "ok"
+        health = httpx.get(f"{url}/readyz", timeout=10)
+        assert health.status_code == 503 and health.json()["failed"] == ["redis"]
+        assert health.json()["checks"]["database"]["ok"]
         started = time.monotonic()
         with httpx.stream(
-            "GET", f"{url}/api/runs/{owned.run.pk}/events", headers={"Authorization": f"Token {token.key}"}, timeout=10
+            "GET", f"{url}/api/runs/{owned.run.pk}/events", headers={"Authorization": f"Bearer {token}"}, timeout=10
         ) as response:
             body = response.read().decode()
         assert time.monotonic() - started < 10

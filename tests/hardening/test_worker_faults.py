@@ -19,7 +19,6 @@ from pathlib import Path
 import httpx
 import pytest
 from django.conf import settings
-from rest_framework.authtoken.models import Token
 
 from apps.chat.models import AgentRun, RunStatus
 from apps.connectors.drive.emulator import DriveEmulator
@@ -32,6 +31,7 @@ from apps.library.parsing import parse_document
 from tests.support.faults import HeldDriveCall, SseListener, kill_hard, unacked_messages, wait_for
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.servers import start_celery_worker, start_uvicorn, test_database_env
+from tests.support.tokens import api_token
 from workers.indexing import index_files
 from workers.maintenance import ping
 from workers.sync import sync_folder
@@ -192,7 +192,7 @@ def test_sync_killed_mid_listing_is_redelivered_takes_its_claim_back_and_complet
 
 def test_agent_run_killed_mid_step_ends_in_error_and_its_stream_is_told(user, tmp_path):
     folder = Folder.objects.create(owner=user, source="local", external_id=str(tmp_path), name="empty")
-    token = Token.objects.create(user=user).key
+    token = api_token(user)
     headers = {"Authorization": f"Token {token}"}
     with LLMWireStub() as model:
         model.reply_tool_calls(StubToolCall(id="call_1", name="search_folder", arguments={"query": "rent"}))

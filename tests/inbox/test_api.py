@@ -8,7 +8,6 @@ import datetime as dt
 import httpx
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from apps.chat.inbox_conversations import inbox_conversation_current
 from apps.chat.models import AgentRun, Conversation
@@ -16,6 +15,7 @@ from apps.library.services import folder_delete
 from tests.support.chat_library import add_cited_message
 from tests.support.inbox_runs import W2
 from tests.support.sse_client import parse_sse
+from tests.support.tokens import api_token
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_another_users_conversation_and_folder_are_404(auth_client, other_client
 
 @pytest.mark.django_db(transaction=True)
 def test_a_message_streams_its_run_as_server_sent_events(asgi_server, sample, user):
-    token = Token.objects.create(user=user).key
+    token = api_token(user)
     headers = {"Authorization": f"Token {token}"}
     conversation = httpx.post(
         f"{asgi_server.url}/api/inbox/conversations", json={"folder_id": sample.folder.pk}, headers=headers
@@ -194,7 +194,7 @@ def test_a_message_streams_its_run_as_server_sent_events(asgi_server, sample, us
 
 @pytest.mark.django_db(transaction=True)
 def test_a_bad_streamed_request_gets_its_error_as_an_event(asgi_server, sample, user):
-    token = Token.objects.create(user=user).key
+    token = api_token(user)
     headers = {"Authorization": f"Token {token}"}
     conversation = httpx.post(
         f"{asgi_server.url}/api/inbox/conversations", json={"folder_id": sample.folder.pk}, headers=headers

@@ -8,11 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from apps.core.events import events_after, folder_channel, inbox_channel, publish_event
 from apps.library.models import Folder, FolderMembership, FolderRole
 from tests.support.sse_client import Received, parse_sse
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,7 +28,7 @@ def suggestion_event(folder: Folder, n: int) -> str:
 
 
 def read(server, user, *, until: int, headers=None, connected=None, first=None) -> list[Received]:
-    token = Token.objects.get_or_create(user=user)[0].key
+    token = api_token(user)
     received: list[Received] = []
     headers = {"Authorization": f"Token {token}", **(headers or {})}
     with httpx.stream("GET", f"{server.url}/api/inbox/events", timeout=20, headers=headers) as response:
@@ -62,7 +62,7 @@ def test_every_folder_arrives_on_one_stream_and_a_reconnect_replays_only_what_wa
 
 
 def test_nothing_to_follow_is_404_and_nobody_sees_anothers_folders(asgi_server, user, other_user) -> None:
-    token = Token.objects.create(user=other_user).key
+    token = api_token(other_user)
     response = httpx.get(f"{asgi_server.url}/api/inbox/events", headers={"Authorization": f"Token {token}"})
     assert response.status_code == 404
     assert response.json()["detail"] == "You have no folder whose inbox you can organize."

@@ -8,9 +8,9 @@ import os
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from tests.support.originals import file_row
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +21,7 @@ def test_a_large_file_streams_whole_and_by_range_over_asgi(asgi_server, root, fo
     content = os.urandom(SIZE)
     (root / "big.bin").write_bytes(content)
     file = file_row(folder=folder, path="big.bin", mime_type="application/octet-stream", size=SIZE)
-    headers = {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    headers = {"Authorization": f"Token {api_token(user)}"}
     url = f"{asgi_server.url}/api/files/{file.pk}/content"
     log_before = asgi_server.log_path.read_text()
 

@@ -7,13 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from apps.core.events import events_after, folder_channel
 from apps.library.indexing import folder_index
 from apps.library.sync import folder_sync
 from tests.support.files import write
 from tests.support.sse_client import Received, parse_sse
+from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,7 +42,7 @@ def read_events(server, folder_id: int, *, token: str, until: int, headers=None,
 def test_a_connected_client_sees_each_file_indexed_and_the_counters_reach_the_total(asgi_server, folder, root, user):
     write(root, "a.md", "# Lease\n\nThe lease renews on the first of March.")
     write(root, "b.txt", "Invoice INV-4411 is due in thirty days.")
-    token = Token.objects.create(user=user).key
+    token = api_token(user)
     connected = threading.Event()
 
     with ThreadPoolExecutor(1) as pool:
@@ -73,7 +73,7 @@ def test_reconnecting_with_last_event_id_replays_only_what_was_missed(asgi_serve
     write(root, "b.md", "Notes about the kitchen.")
     folder_index(folder_id=folder.pk, inline=True)
     logged = events_after(channel=folder_channel(folder.pk))
-    token = Token.objects.create(user=user).key
+    token = api_token(user)
 
     rest = read_events(
         asgi_server, folder.pk, token=token, until=len(logged) - 1, headers={"Last-Event-ID": logged[0].id}
@@ -83,7 +83,7 @@ def test_reconnecting_with_last_event_id_replays_only_what_was_missed(asgi_serve
 
 
 def test_another_users_folder_stream_is_404_and_anonymous_is_401(asgi_server, folder, other_user):
-    token = Token.objects.create(user=other_user).key
+    token = api_token(other_user)
     url = f"{asgi_server.url}/api/folders/{folder.pk}/events"
 
     assert httpx.get(url, headers={"Authorization": f"Token {token}"}, timeout=10).status_code == 404

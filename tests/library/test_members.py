@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.core.models import AuditEntry
@@ -19,6 +18,7 @@ from apps.library.models import Folder, FolderInvitation, FolderMembership
 from apps.web.signup import INVITATION_SESSION_KEY
 from tests.support.accounts import email_address_add
 from tests.support.sse_client import parse_sse
+from tests.support.tokens import api_token
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_the_invitation_page_asks_first_and_joins_on_post(client, team_folder, b
 @pytest.mark.django_db(transaction=True)
 def test_a_revoked_members_open_event_stream_ends(asgi_server, team_folder, bob):
     membership = FolderMembership.objects.create(folder=team_folder, user=bob, role="viewer")
-    token = Token.objects.create(user=bob).key
+    token = api_token(bob)
     connected = threading.Event()
 
     def follow() -> list[str]:

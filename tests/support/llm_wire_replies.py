@@ -165,12 +165,18 @@ class OpenAIFormat:
         return "tool_calls" if reply.tool_calls else "stop"
 
     @staticmethod
-    def _usage(reply: StubReply) -> dict[str, int]:
-        return {
+    def _usage(reply: StubReply) -> dict[str, Any]:
+        usage: dict[str, Any] = {
             "prompt_tokens": reply.input_tokens,
             "completion_tokens": reply.output_tokens,
             "total_tokens": reply.input_tokens + reply.output_tokens,
         }
+        if reply.cache_read_input_tokens:
+            # OpenAI counts cached tokens inside prompt_tokens and names their share apart.
+            usage["prompt_tokens"] += reply.cache_read_input_tokens
+            usage["total_tokens"] += reply.cache_read_input_tokens
+            usage["prompt_tokens_details"] = {"cached_tokens": reply.cache_read_input_tokens}
+        return usage
 
 
 class AnthropicFormat:

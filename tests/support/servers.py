@@ -132,9 +132,9 @@ def wait_until_ready(ready: Callable[[], bool], *, process: subprocess.Popen[byt
 def start_uvicorn(
     *, env: dict[str, str], log_path: Path, port: int | None = None, log_level: str = "info", healthy: bool = True
 ) -> Iterator[RunningServer]:
-    """uvicorn serving config.asgi on loopback, ready once /healthz answers.
+    """uvicorn serving config.asgi on loopback, ready once /readyz says so (database, Redis, migrations).
 
-    `healthy=False` accepts any answer from /healthz, for servers started with a service unreachable.
+    `healthy=False` waits only for /healthz (the process answers), for servers started with a service unreachable.
     """
     port = port or free_port()
     url = f"http://127.0.0.1:{port}"
@@ -143,10 +143,10 @@ def start_uvicorn(
 
     def answers() -> bool:
         try:
-            status = httpx.get(f"{url}/healthz", timeout=5).status_code
+            status = httpx.get(f"{url}/readyz" if healthy else f"{url}/healthz", timeout=5).status_code
         except httpx.TransportError:
             return False
-        return status == 200 or not healthy
+        return status == 200
 
     try:
         wait_until_ready(answers, process=process, log_path=log_path, what="uvicorn")

@@ -152,7 +152,8 @@ def test_rename_sync_and_remove_a_folder_by_keyboard_leaves_its_files_on_disk(
     home_notes.refresh_from_db()
     assert home_notes.last_synced_at != synced_before
     # The page follows the folder's events: the sync's time shows without a reload.
-    expect(page.locator("#last-sync")).to_have_attribute("title", home_notes.last_synced_at.isoformat().replace("+00:00", "Z"))
+    synced = home_notes.last_synced_at.isoformat().replace("+00:00", "Z")
+    expect(page.locator("#last-sync")).to_have_attribute("title", synced)
     expect(page.locator("#folder-state")).to_have_text("Ready")
 
     page.goto("/")

@@ -4,6 +4,8 @@ citations a finger can hit on a phone, and a member removed while the page is op
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -118,4 +120,4 @@ def test_an_expanded_step_keeps_the_heading_order(
         "[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].filter((h) => h.checkVisibility())"
         ".map((h) => Number(h.tagName[1]))"
     )
-    assert all(later <= earlier + 1 for earlier, later in zip(levels, levels[1:], strict=False)), levels
+    assert all(later <= earlier + 1 for earlier, later in itertools.pairwise(levels)), levels

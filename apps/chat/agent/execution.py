@@ -11,6 +11,7 @@ executor keeps what the run's metrics need of its calls, including model tokens 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from collections import Counter
@@ -68,7 +69,10 @@ class ToolExecutor:
         context = replace(tool_context, deadline=time.monotonic() + budget, passages=tuple(self.context.passages))
         pool = ThreadPoolExecutor(max_workers=len(runnable), thread_name_prefix="agent-tool")
         try:
-            futures = [pool.submit(_execute, self.tools, call, context) for call in runnable]
+            # Each in a copy of this thread's context, so a tool's model calls are metered for the run.
+            futures = [
+                pool.submit(contextvars.copy_context().run, _execute, self.tools, call, context) for call in runnable
+            ]
             wait(futures, timeout=budget)
         finally:
             # A tool still running past its timeout is left to finish on its own; nobody waits.

@@ -24,6 +24,7 @@ Model calls also run in a worker thread, so the total timeout holds even while a
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -235,7 +236,9 @@ class _AgentLoop:
             turn = self._turn
             self._turn_streamed, self._lead, self._turn_call, self._shown = False, "", "", []
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
+        # In a copy of this thread's context: the call is metered for the run (`usage_context`).
         future = pool.submit(
+            contextvars.copy_context().run,
             self.llm.complete,
             messages=list(messages),
             tools=tools,

@@ -1,0 +1,106 @@
+// Personal API tokens over /api/tokens: make one (its secret shown once, with a copy button),
+// list them (never their secrets) and revoke them.
+import { api, results } from "./api.js";
+import { h } from "./dom.js";
+
+const form = document.getElementById("token-form");
+const errorBox = document.getElementById("token-error");
+const made = document.getElementById("token-made");
+const secretBox = document.getElementById("token-secret");
+const copied = document.getElementById("token-copied");
+const table = document.getElementById("tokens-table");
+const body = document.getElementById("tokens-body");
+const empty = document.getElementById("tokens-empty");
+const folderSelect = document.getElementById("token-folders");
+const folderNames = new Map();
+
+function when(value) {
+  return value ? new Date(value).toLocaleString() : "never";
+}
+
+function row(token) {
+  const folders = token.folder_ids ? token.folder_ids.map((id) => folderNames.get(id) ?? `#${id}`).join(", ") : "all";
+  const revoke = h("button", { type: "button", class: "button danger", "aria-label": `Revoke ${token.name}` }, "Revoke");
+  revoke.addEventListener("click", async () => {
+    if (!window.confirm(`Revoke "${token.name}"? Programs using it will be refused at once.`)) return;
+    revoke.disabled = true;
+    try {
+      await api(`/api/tokens/${token.id}`, { method: "DELETE" });
+      await load();
+    } catch (error) {
+      errorBox.textContent = error.message;
+      revoke.disabled = false;
+    }
+  });
+  return h(
+    "tr",
+    { dataset: { tokenId: String(token.id) } },
+    h("td", {}, token.name),
+    h("td", {}, h("code", {}, `${token.prefix}…`)),
+    h("td", {}, token.scopes.join(", ")),
+    h("td", {}, folders),
+    h("td", {}, when(token.created_at)),
+    h("td", {}, token.expires_at ? when(token.expires_at) : "never"),
+    h("td", {}, token.last_used_at ? when(token.last_used_at) : "not yet"),
+    h("td", {}, revoke),
+  );
+}
+
+async function load() {
+  const tokens = results(await api("/api/tokens?limit=500"));
+  body.replaceChildren(...tokens.map(row));
+  table.hidden = tokens.length === 0;
+  empty.hidden = tokens.length > 0;
+}
+
+async function loadFolders() {
+  const folders = results(await api("/api/folders?limit=500"));
+  for (const folder of folders) folderNames.set(folder.id, folder.name);
+  folderSelect.replaceChildren(...folders.map((folder) => h("option", { value: String(folder.id) }, folder.name)));
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  errorBox.textContent = "";
+  const button = form.querySelector('button[type="submit"]');
+  const expires = form.elements.expires_in_days.value.trim();
+  const folderIds = [...folderSelect.selectedOptions].map((option) => Number(option.value));
+  const request = {
+    name: form.elements.name.value.trim(),
+    scopes: [...form.querySelectorAll('input[name="scopes"]:checked')].map((box) => box.value),
+  };
+  if (folderIds.length) request.folder_ids = folderIds;
+  // An unreadable number is sent as typed: the API says what it expects.
+  if (expires) request.expires_in_days = Number.isNaN(Number(expires)) ? expires : Number(expires);
+  button.disabled = true;
+  try {
+    const token = await api("/api/tokens", { method: "POST", body: request });
+    secretBox.textContent = token.token;
+    copied.textContent = "";
+    made.hidden = false;
+    form.reset();
+    await load();
+  } catch (error) {
+    errorBox.textContent = error.message;
+  } finally {
+    button.disabled = false;
+  }
+});
+
+document.getElementById("token-copy").addEventListener("click", async () => {
+  try {
+    await navigator.clipboard.writeText(secretBox.textContent);
+    copied.textContent = "Copied.";
+  } catch {
+    // No clipboard (plain HTTP, a refused permission): select it for the person to copy.
+    window.getSelection().selectAllChildren(secretBox);
+    copied.textContent = "Selected: press Ctrl+C (⌘C) to copy.";
+  }
+});
+
+// Folders first: the list names each token's folders.
+loadFolders()
+  .then(load)
+  .catch((error) => {
+    errorBox.textContent = `Could not load your tokens: ${error.message}`;
+  });

@@ -1,0 +1,52 @@
+"""A real Celery worker indexes a folder: what it counts, in its own process, reaches `/metrics`
+through the shared multiprocess directory, with the worker itself among the live workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.library.indexing import folder_index
+from apps.library.models import File, Folder
+from tests.support.documents import pdf_bytes
+from tests.support.faults import wait_for
+from tests.support.files import write
+from tests.support.metrics import METRICS_TOKEN, sample, scrape
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+OUTCOMES = "folderchat_files_indexed_total"
+
+
+def test_a_workers_indexing_moves_the_file_and_embedding_counters(celery_worker_process, tmp_path, user, settings):
+    settings.METRICS_TOKEN = METRICS_TOKEN
+    settings.METRICS_WORKERS_CACHE_SECONDS = 0
+    root = tmp_path / "notes"
+    write(root, "lease.md", "# Lease\nThe lease renews on March 1 each year.")
+    write(root, "invoice.txt", "Invoice INV-20935 from Northwind, due in 30 days.")
+    write(root, "empty.txt", "   ")
+    write(root, "broken.pdf", pdf_bytes(["A page."])[:200])
+    folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="notes")
+    before = scrape()
+
+    folder_index(folder_id=folder.pk)
+    wait_for(
+        lambda: not File.objects.filter(folder=folder, status__in=["pending", "indexing"]).exists(),
+        what="the folder to be indexed",
+        timeout=120,
+        process=celery_worker_process,
+    )
+    after = scrape()
+
+    statuses = dict(File.objects.filter(folder=folder).values_list("path", "status"))
+    assert statuses == {"lease.md": "indexed", "invoice.txt": "indexed", "empty.txt": "skipped", "broken.pdf": "failed"}
+    moved = {
+        outcome: sample(after, OUTCOMES, outcome=outcome) - sample(before, OUTCOMES, outcome=outcome)
+        for outcome in ("indexed", "skipped", "failed")
+    }
+    assert moved == {"indexed": 2, "skipped": 1, "failed": 1}
+    texts = "folderchat_embedded_texts_total"
+    assert sample(after, texts, provider="hash") - sample(before, texts, provider="hash") >= 2
+    assert sample(after, "folderchat_embedding_seconds_count", provider="hash") > sample(
+        before, "folderchat_embedding_seconds_count", provider="hash"
+    )
+    assert sample(after, "folderchat_queue_workers", queue="indexing") >= 1
