@@ -7,7 +7,8 @@ from django.db import migrations, models
 
 # rest_framework.authtoken is retired: its tokens (kept in clear) become personal tokens with every
 # scope, stored as their digest, so clients holding one keep working (`Authorization: Token` is
-# still read). Its table is left as it was; nothing reads it any more.
+# still read). Its table is then dropped: left behind, its foreign key to the users would refuse
+# every later deletion of a user who ever had one, and nothing reads it any more.
 LEGACY_TOKENS = """
 DO $$
 BEGIN
@@ -17,6 +18,7 @@ BEGIN
                ARRAY['read', 'search', 'chat', 'manage']::varchar(16)[], created
         FROM authtoken_token
         ON CONFLICT (digest) DO NOTHING;
+        DROP TABLE authtoken_token;
     END IF;
 END
 $$;

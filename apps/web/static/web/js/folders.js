@@ -213,17 +213,20 @@ function updateSync(entry) {
   button.disabled = folder.status === "syncing";
   if (folder.last_synced_at && entry.summaryFor !== folder.last_synced_at) {
     entry.summaryFor = folder.last_synced_at;
-    showLastSyncResult(folder.id, result);
+    showLastSyncResult(folder.id, result, folder.last_synced_at);
   }
 }
 
-async function showLastSyncResult(folderId, element) {
+async function showLastSyncResult(folderId, element, syncedAt) {
   try {
     const [log] = results(await api(`/api/folders/${folderId}/sync-log?limit=1`));
+    // A refusal said since that sync stays: only a newer sync's summary replaces it.
+    if (element.classList.contains("failed") && element.dataset.failedAfter === String(syncedAt)) return;
     element.classList.remove("failed");
     element.textContent = log ? syncSummary(log) : "";
   } catch {
-    element.textContent = ""; // no sync history to show; the last-sync time says enough
+    // No sync history to show (the last-sync time says enough); a refusal shown stays.
+    if (!element.classList.contains("failed")) element.textContent = "";
   }
 }
 
@@ -239,6 +242,7 @@ async function startSync(folderId) {
     updateSync(entry);
     const result = field(entry.card, "sync-result");
     result.classList.add("failed");
+    result.dataset.failedAfter = String(entry.folder.last_synced_at);
     result.textContent = `Sync failed: ${error.message}`;
     return;
   }
