@@ -152,7 +152,8 @@ def scripted_provider(*, metered: bool):
 
     class MeteredScriptedProvider(ScriptedProvider):
         def complete(self, **request):
-            return metered_call(provider="scripted", model=self.model, call=lambda: super().complete(**request))
+            plain = super().complete
+            return metered_call(provider="scripted", model=self.model, call=lambda: plain(**request))
 
     return (MeteredScriptedProvider if metered else ScriptedProvider)(model="scripted-bench")
 

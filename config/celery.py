@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish
+from celery.signals import before_task_publish, worker_process_init
 
 from workers.leases import MessageLeases
 from workers.queues import TASK_QUEUES, TASK_ROUTES, stamp_sent_at
@@ -24,3 +24,13 @@ app.conf.imports = (
 )
 # A host killed outright: its messages come back within the visibility timeout (workers/leases.py).
 app.steps["consumer"].add(MessageLeases)
+
+
+def _tracing_start(**kwargs: object) -> None:
+    # In each pool child, after the fork: the exporter's thread and connections do not survive one.
+    from apps.core.tracing import tracing_configure
+
+    tracing_configure(service_name="folder-chat-worker")
+
+
+worker_process_init.connect(_tracing_start, weak=False)

@@ -437,6 +437,10 @@ EVENT_LOG_MAX_EVENTS = env_int("EVENT_LOG_MAX_EVENTS", 2000)
 EVENT_LOG_TTL_SECONDS = env_int("EVENT_LOG_TTL_SECONDS", 3600)
 SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
 
+# --- Traces (OpenTelemetry, apps/core/tracing.py) ---------------------------------------------
+# Off unless set; the OTLP/HTTP exporter reads it (and the other OTEL_* variables) itself.
+OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT")
+
 # --- Metrics (GET /metrics, Prometheus) -------------------------------------------------------
 # prometheus_client picks multiprocess mode from the environment when it is first imported, and
 # processes started from this one (Celery's children, uvicorn's workers) inherit it: every process

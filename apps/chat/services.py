@@ -45,6 +45,7 @@ from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.core.logging import redact
 from apps.core.metrics import run_observe
+from apps.core.tracing import tracing_bind
 from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError
@@ -112,7 +113,8 @@ def folder_sync_if_stale(*, folder: Folder) -> bool:
 def run_enqueue(*, run: AgentRun) -> None:
     from workers.agent import execute_run
 
-    transaction.on_commit(lambda: execute_run.delay(str(run.pk)))
+    # The request's span may have ended when the commit comes: the task's trace continues it anyway.
+    transaction.on_commit(tracing_bind(lambda: execute_run.delay(str(run.pk))))
 
 
 def run_start_thread(*, run: AgentRun) -> None:
@@ -127,7 +129,8 @@ def run_start_thread(*, run: AgentRun) -> None:
         finally:
             connections.close_all()
 
-    transaction.on_commit(lambda: threading.Thread(target=target, name=f"run-{run.pk}").start())
+    traced = tracing_bind(target)  # a new thread starts outside the request's trace
+    transaction.on_commit(lambda: threading.Thread(target=traced, name=f"run-{run.pk}").start())
 
 
 def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = None) -> AgentRun:

@@ -18,6 +18,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from apps.core.metrics import model_usage_observe
+from apps.core.tracing import tracing_span
 from apps.llm.budgets import budget_check, budget_count
 from apps.llm.models import UsageRecord
 from apps.llm.pricing import usage_cost
@@ -30,9 +31,9 @@ logger = logging.getLogger(__name__)
 def metered_call(*, provider: str, model: str, call: Callable[[], LLMResponse]) -> LLMResponse:
     context = current_usage_context()
     if context is None:
-        return call()
+        return _traced_call(provider=provider, model=model, call=call)
     budget_check(user_id=context.user_id)
-    response = call()
+    response = _traced_call(provider=provider, model=model, call=call)
     try:
         usage_record(
             context=context, provider=provider, model=response.model or model, configured=model, usage=response.usage
@@ -41,6 +42,13 @@ def metered_call(*, provider: str, model: str, call: Callable[[], LLMResponse]) 
         # The answer is already paid for and streamed: losing its record beats losing the answer.
         logger.exception("usage of a %s call not recorded", provider)
     return response
+
+
+def _traced_call(*, provider: str, model: str, call: Callable[[], LLMResponse]) -> LLMResponse:
+    # The SDK's HTTP requests (retries included) become this span's children through the httpx
+    # instrumentation; the OpenTelemetry GenAI names, and nothing of the prompt.
+    with tracing_span("llm.call", attributes={"gen_ai.system": provider, "gen_ai.request.model": model}):
+        return call()
 
 
 def usage_record(
