@@ -276,6 +276,12 @@ BACKFILL_BATCH_TARGET_SECONDS = env_float("BACKFILL_BATCH_TARGET_SECONDS", 0.25)
 # Leave chunk search vectors NULL at write time and let the backfill fill them (see bench/README.md).
 INDEX_DEFER_SEARCH_VECTOR = env_bool("INDEX_DEFER_SEARCH_VECTOR", False)
 FOLDER_SYNC_INTERVAL_SECONDS = env_int("FOLDER_SYNC_INTERVAL_SECONDS", 3600)
+# Per user, over the folders they own (each overridable per user in the admin, `UserQuota`);
+# unset: no limit. Files past a limit are skipped with the reason and indexed once there is room.
+QUOTA_FOLDERS_PER_USER: int | None = env_int("QUOTA_FOLDERS_PER_USER", 0) or None
+QUOTA_FILES_PER_USER: int | None = env_int("QUOTA_FILES_PER_USER", 0) or None
+QUOTA_BYTES_PER_USER: int | None = env_int("QUOTA_BYTES_PER_USER", 0) or None
+QUOTA_CHUNKS_PER_USER: int | None = env_int("QUOTA_CHUNKS_PER_USER", 0) or None
 # How long an invitation link to a folder stays valid.
 INVITATION_TTL_SECONDS = env_int("INVITATION_TTL_SECONDS", 7 * 24 * 3600)
 FOLDER_FULL_PRUNE_INTERVAL_SECONDS = env_int("FOLDER_FULL_PRUNE_INTERVAL_SECONDS", 86400)

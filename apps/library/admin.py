@@ -7,7 +7,16 @@ from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from apps.library.models import Chunk, File, Folder, FolderInvitation, FolderMembership, IndexingJob, SyncLog
+from apps.library.models import (
+    Chunk,
+    File,
+    Folder,
+    FolderInvitation,
+    FolderMembership,
+    IndexingJob,
+    SyncLog,
+    UserQuota,
+)
 from apps.library.services import folder_index_enqueue, folder_sync_enqueue, folder_update
 
 
@@ -125,3 +134,13 @@ class FolderInvitationAdmin(admin.ModelAdmin[FolderInvitation]):
     search_fields = ["folder__name", "invitee"]
     exclude = ["token_hash"]
     raw_id_fields = ["folder", "created_by", "accepted_by"]
+
+
+@admin.register(UserQuota)
+class UserQuotaAdmin(admin.ModelAdmin[UserQuota]):
+    """A user's own limits over the folders they own; an empty field uses the QUOTA_* setting.
+    Raising a limit lets the next sync index the files skipped for it."""
+
+    list_display = ["user", "folders", "files", "bytes", "chunks"]
+    search_fields = ["user__username"]
+    autocomplete_fields = ["user"]

@@ -15,6 +15,7 @@ from apps.library.language import folder_language_detect
 from apps.library.models import File, FileStatus
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.progress import FolderCounts
+from apps.library.quotas import QuotaInFlight, file_quota_reason
 from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
 
 
@@ -38,6 +39,7 @@ class Claimed:
     text: str = ""
     pieces: list[ChunkPiece] = field(default_factory=list)
     budget: FileBudget | None = None
+    in_flight: QuotaInFlight | None = None
 
 
 def file_prepare(claimed: Claimed) -> FileOutcome | None:
@@ -48,6 +50,10 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         return claimed_settle(claimed, FileStatus.SKIPPED, junk)
     if file.size > settings.INDEX_MAX_FILE_BYTES:
         return claimed_settle(claimed, FileStatus.SKIPPED, too_big(file.size))
+    owner_id = file.folder.owner_id
+    over_quota = file_quota_reason(file=file, owner_id=owner_id, in_flight=claimed.in_flight)
+    if over_quota:
+        return claimed_settle(claimed, FileStatus.SKIPPED, over_quota, retry=True)
     claimed.budget = file_budget_new(size=file.size)
     with file_budget_running(claimed.budget) as budget:
         try:
@@ -78,6 +84,12 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         budget.check("chunking")
     if not claimed.pieces:
         return claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+    chunks = len(claimed.pieces)
+    over_quota = file_quota_reason(file=file, owner_id=owner_id, chunks=chunks, in_flight=claimed.in_flight)
+    if over_quota:
+        return claimed_settle(claimed, FileStatus.SKIPPED, over_quota, retry=True)
+    if claimed.in_flight is not None:
+        claimed.in_flight.add(file=file, owner_id=owner_id, chunks=chunks)
     # Before its chunks are written, so their keyword vectors are built in the language found; off
     # the file's budget, as the detector's first call loads its model (about a second).
     folder_language_detect(folder=file.folder, text=claimed.text)
@@ -88,9 +100,11 @@ def claimed_lost(claimed: Claimed) -> FileOutcome:
     return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, "claim lost to a newer run", noop=True)
 
 
-def claimed_settle(claimed: Claimed, status: str, error: str) -> FileOutcome:
+def claimed_settle(claimed: Claimed, status: str, error: str, *, retry: bool = False) -> FileOutcome:
+    """``retry``: the file is left unsettled (no indexed checksum), so the next sync tries it again."""
     file = claimed.file
-    if not file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=file.checksum):
+    checksum = "" if retry else file.checksum
+    if not file_settle(file_id=file.pk, status=status, error=error, token=claimed.token, checksum=checksum):
         return claimed_lost(claimed)
     return FileOutcome(file.pk, file.path, status, error)
 

@@ -33,6 +33,7 @@ from apps.library.models import File, FileStatus, Folder, FolderStatus, Indexing
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.pipeline import EmbeddingPipeline
 from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.quotas import QuotaInFlight
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
 from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_for
@@ -237,8 +238,10 @@ def _files_index(
     on_outcome: ProgressCallback | None,
 ) -> None:
     errors: list[Exception] = []
+    in_flight = QuotaInFlight()
 
     def done(claimed: Claimed, outcome: FileOutcome) -> None:
+        in_flight.discard(file_id=claimed.file.pk)
         _file_done(claimed=claimed, outcome=outcome)
         outcomes.append(outcome)
         if on_outcome is not None:
@@ -275,6 +278,7 @@ def _files_index(
             if claimed is None:
                 continue
             jobs[file_id] = claimed.job_id
+            claimed.in_flight = in_flight
             try:
                 outcome = file_prepare(claimed)
             except FileBudgetExceeded as exc:

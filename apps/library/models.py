@@ -247,3 +247,16 @@ class FolderInvitation(TimestampedModel):
 
     def __str__(self) -> str:
         return f"invitation to {self.folder_id} for {self.invitee or 'anyone'}"
+
+
+class UserQuota(models.Model):
+    """A user's own limits over the folders they own; an empty field falls back to the setting."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="library_quota")
+    folders = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: QUOTA_FOLDERS_PER_USER.")
+    files = models.PositiveBigIntegerField(null=True, blank=True, help_text="Empty: QUOTA_FILES_PER_USER.")
+    bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text="Empty: QUOTA_BYTES_PER_USER.")
+    chunks = models.PositiveBigIntegerField(null=True, blank=True, help_text="Empty: QUOTA_CHUNKS_PER_USER.")
+
+    def __str__(self) -> str:
+        return f"quota of user {self.user_id}"

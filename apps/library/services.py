@@ -15,6 +15,7 @@ from apps.library.indexing import files_enqueue
 from apps.library.language import SEARCH_LANGUAGES, folder_keywords_reindex_enqueue
 from apps.library.models import File, FileStatus, Folder, FolderStatus, SourceKind
 from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.quotas import folder_quota_check
 from apps.library.sources import ROOT_CHECKS, SourceAuthError, SourceError, SourceNotFoundError
 
 # One advisory lock for every local-folder creation (an arbitrary constant, unique in this project).
@@ -112,6 +113,7 @@ def folder_create(
         raise ApplicationError(f"Unknown source {source!r}.")
     try:
         with transaction.atomic():
+            folder_quota_check(owner_id=owner.pk)
             if source == SourceKind.LOCAL:
                 _local_path_claim(owner=owner, path=Path(external_id))
             folder = Folder.objects.create(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.library import apis, document_apis, member_apis, sse
+from apps.library import apis, document_apis, member_apis, quota_apis, sse
 
 urlpatterns = [
     path("folders", apis.FolderCollectionApi.as_view(), name="folders"),
@@ -23,6 +23,7 @@ urlpatterns = [
         name="folder-invitation-detail",
     ),
     path("folders/<int:folder_id>/audit", member_apis.FolderAuditApi.as_view(), name="folder-audit"),
+    path("quota", quota_apis.QuotaApi.as_view(), name="quota"),
     path("invitations/accept", member_apis.InvitationAcceptApi.as_view(), name="invitation-accept"),
     path("files/<int:file_id>", apis.FileDetailApi.as_view(), name="file-detail"),
     path("files/<int:file_id>/retry", apis.FileRetryApi.as_view(), name="file-retry"),

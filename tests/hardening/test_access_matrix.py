@@ -176,3 +176,10 @@ def test_usage_is_only_the_callers_own(secret_owned, user, other_user):
     assert response.status_code == 200 and SECRET not in response.content.decode()
     assert response.json()["totals"]["tokens"]["input"] == 0
     assert _client(other_user).get(url, {"user": user.pk}).status_code == 403
+
+
+def test_quota_is_only_the_callers_own(secret_owned, user, other_user):
+    """`/api/quota` takes no object id: another user's answer counts their own folders, never the owner's."""
+    url = reverse("quota")
+    assert _client(user).get(url).json()["used"]["folders"] == 1
+    assert _client(other_user).get(url).json()["used"] == {"folders": 0, "files": 0, "bytes": 0, "chunks": 0}

@@ -85,6 +85,7 @@ SCOPES: dict[str, dict[str, str]] = {
     "run-events": {"get": C},
     "tokens": {"get": SESSION, "post": SESSION},
     "usage": {"get": R},
+    "quota": {"get": R},
     "token-detail": {"delete": SESSION},
 }
 

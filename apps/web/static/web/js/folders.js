@@ -3,6 +3,7 @@
 // picked from the user's Drive).
 import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
+import { fileSize } from "./file-format.js";
 import { setUpDrivePanel } from "./drive-picker.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { progressText, statusLabel, syncSummary } from "./format.js";
@@ -262,6 +263,29 @@ function added(folder) {
   render(folder);
   listStatus.textContent = `Added ${folder.name}. Indexing has started.`;
   follow();
+  showQuota();
+}
+
+// "3 of 5 folders · 1,204 of 2,000 files · 1.2 GB of 5 GB": only the limits that are set.
+async function showQuota() {
+  const line = document.getElementById("quota-usage");
+  let quota;
+  try {
+    quota = await api("/api/quota");
+  } catch {
+    return; // the line is a courtesy; the limits themselves are enforced server-side
+  }
+  const count = (n) => n.toLocaleString("en-US");
+  const parts = [
+    ["folders", count, " folders"],
+    ["files", count, " files"],
+    ["bytes", fileSize, ""],
+    ["chunks", count, " chunks"],
+  ]
+    .filter(([key]) => quota.limits[key] !== null)
+    .map(([key, format, unit]) => `${format(quota.used[key])} of ${format(quota.limits[key])}${unit}`);
+  line.textContent = parts.join(" · ");
+  line.hidden = parts.length === 0;
 }
 
 function setUpAddForm() {
@@ -311,3 +335,4 @@ function setUpAddForm() {
 closeOnLeave(() => [...cards.values()].map((entry) => entry.stream).filter(Boolean));
 setUpAddForm();
 refresh();
+showQuota();
