@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import before_task_publish, worker_process_init
+from celery.signals import before_task_publish, worker_init, worker_process_init
 
 from workers.leases import MessageLeases
 from workers.queues import TASK_QUEUES, TASK_ROUTES, stamp_sent_at
@@ -34,3 +34,16 @@ def _tracing_start(**kwargs: object) -> None:
 
 
 worker_process_init.connect(_tracing_start, weak=False)
+
+
+def _metrics_serve(**kwargs: object) -> None:
+    # In the worker's main process, before its pool starts: one endpoint for all its processes.
+    from django.conf import settings
+
+    from apps.core.metrics import worker_metrics_serve
+
+    if settings.WORKER_METRICS_PORT:
+        worker_metrics_serve(port=settings.WORKER_METRICS_PORT, address=settings.WORKER_METRICS_ADDRESS)
+
+
+worker_init.connect(_metrics_serve, weak=False)

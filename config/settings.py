@@ -457,6 +457,10 @@ os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
 METRICS_TOKEN = env_str("METRICS_TOKEN")
 # Live workers per queue come from a broadcast that waits its whole timeout: asked at most this often.
 METRICS_WORKERS_CACHE_SECONDS = env_float("METRICS_WORKERS_CACHE_SECONDS", 30.0)
+# A Celery worker's own scrape port (its processes' counters, from its multiprocess directory), for
+# deployments where workers do not share the web's directory (a container or pod each); unset: none.
+WORKER_METRICS_PORT = env_int("WORKER_METRICS_PORT", 0) or None
+WORKER_METRICS_ADDRESS = env_str("WORKER_METRICS_ADDRESS", "0.0.0.0")  # noqa: S104  (scraped from its pod)
 
 # --- Logging ----------------------------------------------------------------------------------
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")

@@ -21,8 +21,8 @@ from django.conf import settings
 _DIRECTORY = Path(settings.PROMETHEUS_MULTIPROC_DIR)
 _DIRECTORY.mkdir(parents=True, exist_ok=True)
 
-from prometheus_client import Counter, Gauge, Histogram  # noqa: E402
-from prometheus_client.multiprocess import mark_process_dead  # noqa: E402
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server  # noqa: E402
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead  # noqa: E402
 
 # Seconds, from a cache hit to a long agent run.
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -124,6 +124,15 @@ def model_usage_observe(
             MODEL_TOKENS.labels(provider=provider, model=model, kind=kind).inc(tokens)
     if cost:
         MODEL_COST.labels(provider=provider, model=model).inc(float(cost))
+
+
+def worker_metrics_serve(*, port: int, address: str) -> None:
+    """Serve this worker's metrics (every process writing to its multiprocess directory) at
+    `http://address:port/metrics`, from a thread of the worker's main process: where a worker runs
+    apart from the web (its own container or pod), its counters still reach Prometheus."""
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=str(_DIRECTORY))
+    start_http_server(port, addr=address, registry=registry)
 
 
 def metrics_process_ended(*, pid: int | None = None) -> None:

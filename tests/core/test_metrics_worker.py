@@ -3,7 +3,11 @@ through the shared multiprocess directory, with the worker itself among the live
 
 from __future__ import annotations
 
+import os
+
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
@@ -11,6 +15,8 @@ from tests.support.documents import pdf_bytes
 from tests.support.faults import wait_for
 from tests.support.files import write
 from tests.support.metrics import METRICS_TOKEN, sample, scrape
+from tests.support.servers import BASE_DIR, free_port, start_celery_worker, test_database_env
+from workers.queues import ALL_QUEUES
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -50,3 +56,37 @@ def test_a_workers_indexing_moves_the_file_and_embedding_counters(celery_worker_
         before, "folderchat_embedding_seconds_count", provider="hash"
     )
     assert sample(after, "folderchat_queue_workers", queue="indexing") >= 1
+
+
+def test_a_worker_apart_from_the_web_serves_its_own_counters(transactional_db, tmp_path, user, settings):
+    """A worker in its own container writes to its own multiprocess directory, which the web's
+    scrape never reads: its WORKER_METRICS_PORT serves what its processes counted."""
+    port = free_port()
+    env = test_database_env(
+        EMBEDDING_PROVIDER="hash",
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "worker-metrics"),
+        WORKER_METRICS_PORT=str(port),
+        WORKER_METRICS_ADDRESS="127.0.0.1",
+    )
+    (tmp_path / "worker-metrics").mkdir()
+    root = tmp_path / "notes"
+    write(root, "lease.md", "# Lease\nThe lease renews on March 1 each year.")
+    folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="notes")
+    with start_celery_worker(
+        env=env, queues=ALL_QUEUES, log_path=BASE_DIR / "var" / f"test-worker-metrics-{os.getpid()}.log"
+    ) as worker:
+        folder_index(folder_id=folder.pk)
+        wait_for(
+            lambda: File.objects.filter(folder=folder, status="indexed").exists(),
+            what="the file to be indexed",
+            timeout=120,
+            process=worker,
+        )
+        body = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
+    samples = {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+    }
+    # At least this folder's file (the worker may also have finished tasks an earlier test left queued).
+    assert sample(samples, OUTCOMES, outcome="indexed") >= 1

@@ -75,6 +75,7 @@ RULES: dict[str, dict[str, str]] = {
     "run-detail": {"get": AUTHOR},
     "run-events": {"get": AUTHOR},
     "usage": {"get": USER},  # the caller's own model usage; `user=` is staff only
+    "quota": {"get": USER},  # the caller's own limits and what their folders hold
     "tokens": {"get": USER, "post": USER},
     "token-detail": {"delete": AUTHOR},
 }
