@@ -37,7 +37,6 @@ from apps.library.quotas import QuotaInFlight
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
 from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_for
-from apps.llm.usage_context import usage_context
 
 logger = logging.getLogger(__name__)
 
@@ -210,11 +209,8 @@ def files_index(
     token = task_id or uuid.uuid4().hex
     outcomes: list[FileOutcome] = []
     jobs: dict[int, int] = {}
-    # A group's files share a folder (files_enqueue): a remote embedder's tokens go to its owner.
-    owner = File.objects.filter(pk__in=file_ids).values_list("folder__owner_id", "folder_id").first() or (None, None)
     try:
-        with usage_context(user_id=owner[0], folder_id=owner[1]):
-            _files_index(file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, on_outcome=on_outcome)
+        _files_index(file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, on_outcome=on_outcome)
     except SoftTimeLimitExceeded:
         _connection_reset_if_cut()
         finished = {outcome.file_id for outcome in outcomes}

@@ -10,8 +10,6 @@ database stays on the caller's thread (Django connections are per thread).
 
 from __future__ import annotations
 
-import contextvars
-import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -21,42 +19,11 @@ from typing import Generic, TypeVar
 
 import numpy as np
 from django.conf import settings
-from django.db import DatabaseError
 
 from apps.core.metrics import embedding_observe
 from apps.embeddings.providers import DIMENSIONS, get_embedder
-from apps.llm.types import Usage
-from apps.llm.usage import usage_record
-from apps.llm.usage_context import current_usage_context
 
-logger = logging.getLogger(__name__)
 Item = TypeVar("Item")
-EmbeddingCall = tuple[str, str, int]  # provider, model, input tokens
-# A remote embedder's calls made on the pipeline's thread, gathered there and recorded on the
-# caller's, where the database is.
-_gathered: contextvars.ContextVar[list[EmbeddingCall] | None] = contextvars.ContextVar("embedding_calls", default=None)
-
-
-def embedding_usage_observe(*, provider: str, model: str, input_tokens: int) -> None:
-    """A remote embedding call's tokens (``EMBEDDING_USAGE_OBSERVERS``): recorded for whom the
-    current usage context names (a run's question, an indexing task's folder owner)."""
-    gathered = _gathered.get()
-    if gathered is not None:
-        gathered.append((provider, model, input_tokens))
-    else:
-        embedding_usage_record(calls=[(provider, model, input_tokens)])
-
-
-def embedding_usage_record(*, calls: Sequence[EmbeddingCall]) -> None:
-    context = current_usage_context()
-    if context is None:
-        return
-    for provider, model, tokens in calls:
-        try:
-            usage_record(context=context, provider=provider, model=model, usage=Usage(input_tokens=tokens))
-        except DatabaseError:
-            # The vectors are already paid for and made: losing their record beats losing them.
-            logger.exception("usage of a %s embedding call not recorded", provider)
 
 
 def texts_embed(texts: Sequence[str]) -> np.ndarray:
@@ -87,9 +54,7 @@ class EmbeddingPipeline(Generic[Item]):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._open: list[tuple[Item, list[str]]] = []
         self._open_tokens = 0
-        self._sent: deque[
-            tuple[list[tuple[Item, list[str]]], Future[tuple[np.ndarray, float, list[EmbeddingCall]]]]
-        ] = deque()
+        self._sent: deque[tuple[list[tuple[Item, list[str]]], Future[tuple[np.ndarray, float]]]] = deque()
 
     def __enter__(self) -> EmbeddingPipeline[Item]:
         return self
@@ -124,15 +89,10 @@ class EmbeddingPipeline(Generic[Item]):
         self._sent.append((group, self._executor.submit(self._timed_embed, texts)))
         self._open, self._open_tokens = [], 0
 
-    def _timed_embed(self, texts: list[str]) -> tuple[np.ndarray, float, list[EmbeddingCall]]:
+    def _timed_embed(self, texts: list[str]) -> tuple[np.ndarray, float]:
         started = time.monotonic()
-        calls: list[EmbeddingCall] = []
-        token = _gathered.set(calls)
-        try:
-            vectors = self._embed(texts)
-        finally:
-            _gathered.reset(token)
-        return vectors, time.monotonic() - started, calls
+        vectors = self._embed(texts)
+        return vectors, time.monotonic() - started
 
     def _results(self) -> Iterator[tuple[Item, np.ndarray | Exception, float]]:
         group, future = self._sent.popleft()
@@ -144,8 +104,7 @@ class EmbeddingPipeline(Generic[Item]):
             for item, _ in group:
                 yield item, error, 0.0  # recorded on each file; the caller re-raises it
             return
-        vectors, seconds, calls = future.result()
-        embedding_usage_record(calls=calls)
+        vectors, seconds = future.result()
         offset = 0
         for item, texts in group:
             yield item, vectors[offset : offset + len(texts)], seconds * len(texts) / max(len(vectors), 1)
