@@ -22,7 +22,7 @@ from apps.chat.types import Citation
 from apps.core.logging import redact
 from apps.llm.base import LLMError, LLMProvider
 from apps.llm.extractive import ExtractiveProvider
-from apps.llm.failures import REASONS, FailureKind, failure_kind, failure_notice
+from apps.llm.failures import REASONS, FailureKind, error_notice, failure_kind, failure_notice
 from apps.llm.types import Message, StopReason, TextCallback, TextDelta, Usage
 
 logger = logging.getLogger(__name__)
@@ -53,15 +53,12 @@ class Answer:
     # Given passages an uncited answer was written from (it cites none of them).
     sources_consulted: tuple[Citation, ...] = ()
     failure: FailureKind | None = None  # set when the offline answerer answered instead of the model
+    notice: str = ""  # the line shown above an offline answer (`failure`'s)
     first_text_at: float | None = None
 
     @property
     def fallback_reason(self) -> str:
         return REASONS[self.failure] if self.failure else ""
-
-    @property
-    def notice(self) -> str:
-        return failure_notice(self.failure) if self.failure else ""
 
 
 def answer_from_sources(
@@ -88,7 +85,14 @@ def answer_from_sources(
         events.text(delta)
 
     if failure is not None:
-        answer = _offline(messages=messages, sources=sources, events=events, failure=failure, on_text=on_text)
+        answer = _offline(
+            messages=messages,
+            sources=sources,
+            events=events,
+            failure=failure,
+            notice=failure_notice(failure),
+            on_text=on_text,
+        )
     else:
         answer = _from_model(
             llm=llm, messages=messages, system=system, sources=sources, events=events, run_id=run_id, on_text=on_text
@@ -145,7 +149,9 @@ def _from_model(
         if streamed:  # a stream that broke midway: what it showed is not the answer
             events.flush_text()
             events.emit("text_reset", {"reason": "model_unavailable"})
-        return _offline(messages=messages, sources=sources, events=events, failure=kind, on_text=on_text)
+        return _offline(
+            messages=messages, sources=sources, events=events, failure=kind, notice=error_notice(exc), on_text=on_text
+        )
     model, usage, calls = response.model or llm.model, response.usage, 1
     text, truncated = response.text, response.stop_reason is StopReason.MAX_TOKENS
     citations = answer_citations(answer=text, sources=sources)
@@ -201,10 +207,11 @@ def _offline(
     sources: Sequence[NumberedSource],
     events: RunEvents,
     failure: FailureKind,
+    notice: str,
     on_text: TextCallback,
 ) -> Answer:
     # A used-up budget takes this path too: no call was made, and its notice says when it resets.
-    events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": failure_notice(failure)})
+    events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": notice})
     offline = ExtractiveProvider()
     response = offline.complete(messages=messages, on_text=on_text)
     return Answer(
@@ -212,6 +219,7 @@ def _offline(
         citations=answer_citations(answer=response.text, sources=sources),
         model=offline.model,
         failure=failure,  # its usage is left out: word counts, not tokens any model was paid for
+        notice=notice,
     )
 
 

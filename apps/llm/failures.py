@@ -68,8 +68,15 @@ def failure_reason(error: LLMError) -> str:
     return REASONS[failure_kind(error)]
 
 
+def error_notice(error: LLMError) -> str:
+    """The line shown above the offline answer that replaced a failed call: a budget refusal
+    already says which budget and when it resets."""
+    return str(error) if isinstance(error, LLMBudgetExceededError) else UNAVAILABLE_NOTICE
+
+
 def failure_notice(kind: FailureKind) -> str:
-    """The line shown above the offline answer: a used-up budget's says which and when it resets."""
+    """The same line when only the kind is known (the agent's model failed earlier in the run):
+    a used-up budget's is looked up again."""
     if kind is FailureKind.BUDGET:
         from apps.llm.budgets import budget_notice  # its models load once the app registry is ready
 
