@@ -33,9 +33,16 @@ class QuotaAmounts:
 @dataclass
 class QuotaInFlight:
     """Files an indexing run has admitted but not yet written (it prepares files while earlier ones
-    embed): the database does not count them yet. File id -> (owner id, bytes, chunks)."""
+    embed): the database does not count them yet. File id -> (owner id, bytes, chunks). It also
+    keeps each owner's limits for the run, read once rather than for every file."""
 
     files: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    _limits: dict[int, QuotaAmounts] = field(default_factory=dict)
+
+    def limits_of(self, *, owner_id: int) -> QuotaAmounts:
+        if owner_id not in self._limits:
+            self._limits[owner_id] = quota_limits(user_id=owner_id)
+        return self._limits[owner_id]
 
     def add(self, *, file: File, owner_id: int, chunks: int) -> None:
         self.files[file.pk] = (owner_id, file.size, chunks)
@@ -63,21 +70,22 @@ def quota_limits(*, user_id: int) -> QuotaAmounts:
     )
 
 
-def quota_usage(*, user_id: int, exclude_file_ids: Collection[int] = ()) -> QuotaAmounts:
-    """What the user's owned folders hold: indexed files, their bytes and chunks (``exclude_file_ids``
-    leaves out the files being judged or in flight, so re-indexing a file never counts it twice). A changed file
-    waiting to be indexed again still holds its chunks, and so its place."""
+def quota_usage(*, user_id: int) -> QuotaAmounts:
+    """What the user's owned folders hold: the folders, and their indexed files, bytes and chunks."""
+    files, size, chunks = _files_held(user_id=user_id)
+    return QuotaAmounts(folders=Folder.objects.filter(owner_id=user_id).count(), files=files, bytes=size, chunks=chunks)
+
+
+def _files_held(*, user_id: int, exclude_file_ids: Collection[int] = ()) -> tuple[int, int, int]:
+    """Indexed files, their bytes and chunks (``exclude_file_ids`` leaves out the files being judged
+    or in flight, so re-indexing a file never counts it twice). A changed file waiting to be indexed
+    again still holds its chunks, and so its place."""
     holding = Q(status=FileStatus.INDEXED) | Q(chunk_count__gt=0)
     indexed = File.objects.filter(holding, folder__owner_id=user_id)
     if exclude_file_ids:
         indexed = indexed.exclude(pk__in=list(exclude_file_ids))
     totals = indexed.aggregate(files=Count("pk"), bytes=Sum("size"), chunks=Sum("chunk_count"))
-    return QuotaAmounts(
-        folders=Folder.objects.filter(owner_id=user_id).count(),
-        files=totals["files"],
-        bytes=totals["bytes"] or 0,
-        chunks=totals["chunks"] or 0,
-    )
+    return totals["files"], totals["bytes"] or 0, totals["chunks"] or 0
 
 
 def folder_quota_check(*, owner_id: int) -> None:
@@ -96,15 +104,17 @@ def file_quota_reason(
 ) -> str:
     """Why ``file`` may not be indexed for its folder's owner, or "" when it fits. Without
     ``chunks`` (not chunked yet) only the file and byte limits are judged."""
-    limits = quota_limits(user_id=owner_id)
+    limits = in_flight.limits_of(owner_id=owner_id) if in_flight else quota_limits(user_id=owner_id)
     if limits.files is None and limits.bytes is None and limits.chunks is None:
         return ""
-    used = quota_usage(user_id=owner_id, exclude_file_ids=[file.pk, *(in_flight.files if in_flight else ())])
+    used_files, used_bytes, used_chunks = _files_held(
+        user_id=owner_id, exclude_file_ids=[file.pk, *(in_flight.files if in_flight else ())]
+    )
     files, size, held_chunks = in_flight.of(owner_id=owner_id, exclude_file_id=file.pk) if in_flight else (0, 0, 0)
-    if limits.files is not None and (used.files or 0) + files + 1 > limits.files:
+    if limits.files is not None and used_files + files + 1 > limits.files:
         return f"quota reached: {limits.files} files"
-    if limits.bytes is not None and (used.bytes or 0) + size + file.size > limits.bytes:
+    if limits.bytes is not None and used_bytes + size + file.size > limits.bytes:
         return f"quota reached: {limits.bytes} bytes"
-    if chunks is not None and limits.chunks is not None and (used.chunks or 0) + held_chunks + chunks > limits.chunks:
+    if chunks is not None and limits.chunks is not None and used_chunks + held_chunks + chunks > limits.chunks:
         return f"quota reached: {limits.chunks} chunks"
     return ""
