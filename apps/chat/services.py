@@ -370,13 +370,13 @@ def run_fail(
 
 def _run_observe(*, run: AgentRun, events: RunEvents) -> None:
     """The asker's waits, as `_waited_ms` keeps them on the answer, into the Prometheus histograms."""
-    finished = run.finished_at or timezone.now()
-    first_text = events.first_text_at
+    waited = _waited_ms(run=run, first_text_at=events.first_text_at, finished_at=run.finished_at or timezone.now())
+    first_text = waited["first_text"]
     run_observe(
         mode=run.mode,
         status=run.status,
-        seconds=(finished - run.created_at).total_seconds(),
-        first_text_seconds=(first_text - run.created_at).total_seconds() if first_text else None,
+        seconds=(waited["done"] or 0) / 1000,
+        first_text_seconds=first_text / 1000 if first_text is not None else None,
     )
 
 

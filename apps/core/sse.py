@@ -39,7 +39,8 @@ async def request_user(request: HttpRequest, *, scope: str = TokenScope.READ) ->
     """The personal token's user when the Authorization header carries one (as the REST API reads
     it), else the session's. Raises TokenInvalid (401) or TokenScopeMissing (403)."""
     header = request.META.get("HTTP_AUTHORIZATION", "")
-    token = await sync_to_async(personal_token_from_header)(authorization=header)
+    # A session's stream has no header: no thread hop to look up a token that is not there.
+    token = await sync_to_async(personal_token_from_header)(authorization=header) if header else None
     if token is not None:
         personal_token_scope_check(token=token, scope=scope)
         return token.user
