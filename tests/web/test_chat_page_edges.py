@@ -5,6 +5,7 @@ citations a finger can hit on a phone, and a member removed while the page is op
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -67,11 +68,12 @@ def test_a_member_removed_while_the_page_is_open_is_told_at_once(page: Page, fol
     membership = FolderMembership.objects.create(folder=folder, user=bob, role="viewer")
     Conversation.objects.create(owner=bob, folder=folder, title="Bob's tax question")
     log_in(page, "bob")
-    page.goto(f"/folders/{folder.pk}/")
+    # The folder's event stream is open once its response has begun.
+    with page.expect_response(re.compile(rf"/api/folders/{folder.pk}/events")):
+        page.goto(f"/folders/{folder.pk}/")
     sidebar = page.locator("#conversation-list")
     expect(sidebar).to_contain_text("Bob's tax question")
     expect(page.locator("#folder-state")).to_have_text("Ready")
-    page.wait_for_timeout(500)  # the folder's event stream is open
 
     member_remove(membership=membership, actor=folder.owner)
 

@@ -2,6 +2,7 @@
 // list them (never their secrets) and revoke them.
 import { api, results } from "./api.js";
 import { h } from "./dom.js";
+import { dateTime } from "./format.js";
 
 const form = document.getElementById("token-form");
 const errorBox = document.getElementById("token-error");
@@ -13,10 +14,6 @@ const body = document.getElementById("tokens-body");
 const empty = document.getElementById("tokens-empty");
 const folderSelect = document.getElementById("token-folders");
 const folderNames = new Map();
-
-function when(value) {
-  return value ? new Date(value).toLocaleString() : "never";
-}
 
 function row(token) {
   const folders = token.folder_ids ? token.folder_ids.map((id) => folderNames.get(id) ?? `#${id}`).join(", ") : "all";
@@ -39,9 +36,9 @@ function row(token) {
     h("td", {}, h("code", {}, `${token.prefix}…`)),
     h("td", {}, token.scopes.join(", ")),
     h("td", {}, folders),
-    h("td", {}, when(token.created_at)),
-    h("td", {}, token.expires_at ? when(token.expires_at) : "never"),
-    h("td", {}, token.last_used_at ? when(token.last_used_at) : "not yet"),
+    h("td", {}, dateTime(token.created_at)),
+    h("td", {}, dateTime(token.expires_at) || "never"),
+    h("td", {}, dateTime(token.last_used_at) || "not yet"),
     h("td", {}, revoke),
   );
 }

@@ -180,11 +180,14 @@ function setUpRemove() {
   });
 }
 
+// The folder's state now, and the event id it reflects (the stream follows from there).
 async function refresh() {
   try {
-    showFolder(await api(folderUrl));
+    const folder = await api(folderUrl);
+    showFolder(folder);
+    return folder.events_after;
   } catch {
-    // the server-rendered state stays; the next action reports any problem
+    return "0"; // the server-rendered state stays; the next action reports any problem
   }
 }
 
@@ -199,9 +202,9 @@ function refreshSoon() {
   }, 300);
 }
 
-function followChanges() {
+function followChanges(after) {
   const on = Object.fromEntries(["indexing", "scan", "file", "sync", "folder_error"].map((type) => [type, refreshSoon]));
-  const stream = followFolder(folderId, on, { poll: refresh });
+  const stream = followFolder(folderId, on, { poll: refresh, after });
   closeOnLeave(() => [stream]);
 }
 
@@ -212,5 +215,4 @@ setUpLanguage();
 setUpWork();
 setUpDrive();
 setUpRemove();
-refresh();
-followChanges();
+followChanges(await refresh());
