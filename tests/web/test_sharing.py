@@ -107,6 +107,7 @@ def test_invite_join_ask_refused_promoted_and_revoked(
         member = dialog.locator(".member").filter(has_text="bob")
         member.get_by_label("Role of bob").select_option("editor")
         expect(member.get_by_label("Role of bob")).to_have_value("editor")
+        expect(dialog.get_by_role("status")).to_have_text("bob is now an editor.")
         page.screenshot(path=SCREENSHOTS / "share-dialog.png")
         assert FolderMembership.objects.get(folder=folder, user=bob).role == "editor"
         lease = File.objects.get(folder=folder, path="inbox/lease-renewal.txt")
@@ -127,6 +128,7 @@ def test_invite_join_ask_refused_promoted_and_revoked(
         page.once("dialog", lambda confirm: confirm.accept())
         member.get_by_role("button", name="Remove bob").click()
         expect(dialog.get_by_text("Nobody else yet.")).to_be_visible()
+        expect(dialog.get_by_role("status")).to_have_text("bob no longer has access.")
         status = bob_page.evaluate(f"fetch('/api/folders/{folder.pk}').then((response) => response.status)")
         assert status == 404
         bob_page.goto("/")

@@ -5,6 +5,7 @@ import { field, h } from "./dom.js";
 
 const dialog = document.getElementById("share-dialog");
 const error = field(dialog, "error");
+const status = field(dialog, "status");
 let current = null;
 
 dialog.querySelector('[data-action="close"]').addEventListener("click", () => dialog.close());
@@ -14,6 +15,7 @@ export async function openShareDialog(folder) {
   field(dialog, "folder-name").textContent = folder.name;
   field(dialog, "invite-link-row").hidden = true;
   error.textContent = "";
+  status.textContent = "";
   dialog.showModal();
   await loadMembers();
 }
@@ -35,7 +37,14 @@ function memberRow(member) {
   const label = `Role of ${member.username}`;
   const select = h(
     "select",
-    { "aria-label": label, onchange: () => act(() => api(memberUrl(member), { method: "PATCH", body: { role: select.value } })) },
+    {
+      "aria-label": label,
+      onchange: () =>
+        act(
+          () => api(memberUrl(member), { method: "PATCH", body: { role: select.value } }),
+          `${member.username} is now ${article(select.value)}.`,
+        ),
+    },
     h("option", { value: "viewer" }, "Viewer"),
     h("option", { value: "editor" }, "Editor"),
   );
@@ -48,7 +57,7 @@ function memberRow(member) {
   remove.addEventListener("click", () => {
     // Removal takes the folder, and their conversations of it, away at once: asked first.
     if (!window.confirm(`Remove ${member.username} from ${current.name}? They lose access at once.`)) return;
-    act(() => api(memberUrl(member), { method: "DELETE" }));
+    act(() => api(memberUrl(member), { method: "DELETE" }), `${member.username} no longer has access.`);
   });
   return h("li", { class: "member", dataset: { username: member.username } }, h("span", {}, member.username), select, remove);
 }
@@ -57,10 +66,18 @@ function memberUrl(member) {
   return `/api/folders/${current.id}/members/${member.user_id}`;
 }
 
-async function act(call) {
+function article(role) {
+  return role === "editor" ? "an editor" : "a viewer";
+}
+
+// Runs one change of the member list, then says it was saved (or why not) and shows the list as
+// the server now holds it.
+async function act(call, saved) {
   error.textContent = "";
+  status.textContent = "";
   try {
     await call();
+    status.textContent = saved;
   } catch (failure) {
     error.textContent = failure.message;
   }
@@ -74,7 +91,7 @@ field(dialog, "add-form").addEventListener("submit", async (event) => {
   await act(async () => {
     await api(`/api/folders/${current.id}/members`, { method: "POST", body });
     form.username.value = "";
-  });
+  }, `${body.username} was added as ${article(body.role)}.`);
 });
 
 const inviteForm = field(dialog, "invite-form");
