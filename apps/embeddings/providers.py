@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -111,6 +111,12 @@ class LocalTorchEmbedder:
         return self.embed_documents([text])[0]
 
 
+# Who hears of a remote embedding call's tokens (provider, model, input_tokens). The embedders know
+# nothing of users or prices; the library, which knows whose folder is being embedded, fills this in.
+EmbeddingUsageObserver = Callable[..., None]
+EMBEDDING_USAGE_OBSERVERS: list[EmbeddingUsageObserver] = []
+
+
 class OpenAIEmbedder:
     name = "openai"
 
@@ -129,6 +135,8 @@ class OpenAIEmbedder:
             model=settings.OPENAI_EMBEDDING_MODEL, input=list(texts), dimensions=DIMENSIONS
         )
         rows = [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
+        for observe in EMBEDDING_USAGE_OBSERVERS:
+            observe(provider="openai", model=response.model, input_tokens=response.usage.prompt_tokens)
         return _normalise(np.asarray(rows, dtype=np.float32))
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -12,3 +12,9 @@ class LibraryConfig(AppConfig):
 
         if folder_ids_visible not in FOLDER_IDS_VISIBLE:
             FOLDER_IDS_VISIBLE.append(folder_ids_visible)
+        # A remote embedder's tokens are recorded for the owner of the folder being embedded.
+        from apps.embeddings.providers import EMBEDDING_USAGE_OBSERVERS
+        from apps.library.pipeline import embedding_usage_observe
+
+        if embedding_usage_observe not in EMBEDDING_USAGE_OBSERVERS:
+            EMBEDDING_USAGE_OBSERVERS.append(embedding_usage_observe)

@@ -37,6 +37,7 @@ from apps.library.quotas import QuotaInFlight
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
 from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_for
+from apps.llm.usage_context import UsageContext
 
 logger = logging.getLogger(__name__)
 
@@ -270,7 +271,7 @@ def _files_index(
             failed(claimed, exc)
 
     # Files are prepared and written on this thread while earlier ones embed (pipeline.py).
-    with EmbeddingPipeline[Claimed]() as pipeline:
+    with EmbeddingPipeline[Claimed](usage_of=_usage_of) as pipeline:
         for file_id in file_ids:
             claimed, skipped = _file_claim(file_id=file_id, token=token)
             if skipped is not None:
@@ -301,6 +302,12 @@ def _files_index(
             write(ready, vectors, seconds)
     if errors:
         raise errors[0]
+
+
+def _usage_of(claimed: Claimed) -> UsageContext:
+    # A remote embedder's tokens go to the owner of the folder being indexed. A group's files share
+    # a folder (files_enqueue), so its first file names it.
+    return UsageContext(user_id=claimed.file.folder.owner_id, folder_id=claimed.file.folder_id)
 
 
 def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcome | None]:

@@ -10,6 +10,8 @@ database stays on the caller's thread (Django connections are per thread).
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -19,11 +21,43 @@ from typing import Generic, TypeVar
 
 import numpy as np
 from django.conf import settings
+from django.db import DatabaseError
 
 from apps.core.metrics import embedding_observe
 from apps.embeddings.providers import DIMENSIONS, get_embedder
+from apps.llm.types import Usage
+from apps.llm.usage import usage_record
+from apps.llm.usage_context import UsageContext, current_usage_context
 
+logger = logging.getLogger(__name__)
 Item = TypeVar("Item")
+EmbeddingCall = tuple[str, str, int]  # provider, model, input tokens
+# A remote embedder's calls made on the pipeline's thread, gathered there and recorded on the
+# caller's, where the database is.
+_gathered: contextvars.ContextVar[list[EmbeddingCall] | None] = contextvars.ContextVar("embedding_calls", default=None)
+
+
+def embedding_usage_observe(*, provider: str, model: str, input_tokens: int) -> None:
+    """A remote embedding call's tokens (``EMBEDDING_USAGE_OBSERVERS``). On a pipeline's thread they
+    are gathered for its group, recorded for whom the pipeline's ``usage_of`` names (the folder's
+    owner); elsewhere for whom the current usage context names (a run's question)."""
+    gathered = _gathered.get()
+    if gathered is not None:
+        gathered.append((provider, model, input_tokens))
+    else:
+        embedding_usage_record(calls=[(provider, model, input_tokens)])
+
+
+def embedding_usage_record(*, calls: Sequence[EmbeddingCall], context: UsageContext | None = None) -> None:
+    context = context or current_usage_context()
+    if context is None:
+        return
+    for provider, model, tokens in calls:
+        try:
+            usage_record(context=context, provider=provider, model=model, usage=Usage(input_tokens=tokens))
+        except DatabaseError:
+            # The vectors are already paid for and made: losing their record beats losing them.
+            logger.exception("usage of a %s embedding call not recorded", provider)
 
 
 def texts_embed(texts: Sequence[str]) -> np.ndarray:
@@ -48,13 +82,22 @@ class EmbeddingPipeline(Generic[Item]):
     ``seconds`` is the item's share of its group's embedding time (by its number of texts), so a
     caller can charge each file what it cost (``budget.py``)."""
 
-    def __init__(self, *, embed: Callable[[Sequence[str]], np.ndarray] = texts_embed, group_tokens: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        embed: Callable[[Sequence[str]], np.ndarray] = texts_embed,
+        group_tokens: int = 0,
+        usage_of: Callable[[Item], UsageContext] | None = None,
+    ) -> None:
         self._embed = embed
+        self._usage_of = usage_of
         self._group_tokens = group_tokens or 2 * settings.EMBEDDING_BATCH_TOKENS
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
         self._open: list[tuple[Item, list[str]]] = []
         self._open_tokens = 0
-        self._sent: deque[tuple[list[tuple[Item, list[str]]], Future[tuple[np.ndarray, float]]]] = deque()
+        self._sent: deque[
+            tuple[list[tuple[Item, list[str]]], Future[tuple[np.ndarray, float, list[EmbeddingCall]]]]
+        ] = deque()
 
     def __enter__(self) -> EmbeddingPipeline[Item]:
         return self
@@ -89,10 +132,15 @@ class EmbeddingPipeline(Generic[Item]):
         self._sent.append((group, self._executor.submit(self._timed_embed, texts)))
         self._open, self._open_tokens = [], 0
 
-    def _timed_embed(self, texts: list[str]) -> tuple[np.ndarray, float]:
+    def _timed_embed(self, texts: list[str]) -> tuple[np.ndarray, float, list[EmbeddingCall]]:
         started = time.monotonic()
-        vectors = self._embed(texts)
-        return vectors, time.monotonic() - started
+        calls: list[EmbeddingCall] = []
+        token = _gathered.set(calls)
+        try:
+            vectors = self._embed(texts)
+        finally:
+            _gathered.reset(token)
+        return vectors, time.monotonic() - started, calls
 
     def _results(self) -> Iterator[tuple[Item, np.ndarray | Exception, float]]:
         group, future = self._sent.popleft()
@@ -104,7 +152,10 @@ class EmbeddingPipeline(Generic[Item]):
             for item, _ in group:
                 yield item, error, 0.0  # recorded on each file; the caller re-raises it
             return
-        vectors, seconds = future.result()
+        vectors, seconds, calls = future.result()
+        if calls:
+            first_item = group[0][0]
+            embedding_usage_record(calls=calls, context=self._usage_of(first_item) if self._usage_of else None)
         offset = 0
         for item, texts in group:
             yield item, vectors[offset : offset + len(texts)], seconds * len(texts) / max(len(vectors), 1)

@@ -14,6 +14,7 @@ are whatever `count_tokens` says of the blocks' JSON text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -36,6 +37,7 @@ from tests.support.llm_wire_replies import (
 )
 
 OPENAI_PATH = "/v1/chat/completions"
+OPENAI_EMBEDDINGS_PATH = "/v1/embeddings"
 ANTHROPIC_PATH = "/v1/messages"
 
 
@@ -195,6 +197,10 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = json.loads(raw or b"{}")
         request = RecordedRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+        if self.path == OPENAI_EMBEDDINGS_PATH:
+            self.wire_stub.requests.append(request)
+            self._json(200, _embeddings(body))
+            return
         if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
             self._json(404, {"error": {"message": f"stub has no route {self.path}"}})
             return
@@ -257,3 +263,22 @@ def _paced(events: Iterator[str], reply: StubReply, stub: LLMWireStub) -> Iterat
 
 # An OpenAI chunk with non-empty content, or an Anthropic text delta.
 _TEXT_EVENT = re.compile(r'"content": "[^"]|"type": "text_delta"')
+
+
+def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's embeddings answer: a vector per input (the same text, the same vector) and the
+    usage, one prompt token per word."""
+    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+    dimensions = int(body.get("dimensions") or 384)
+    data = []
+    for index, text in enumerate(texts):
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        vector = [((seed >> (position % 56)) % 997) / 997 - 0.5 for position in range(dimensions)]
+        data.append({"object": "embedding", "index": index, "embedding": vector})
+    tokens = sum(len(text.split()) for text in texts)
+    return {
+        "object": "list",
+        "data": data,
+        "model": body.get("model", "stub-embedding"),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
