@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo-refresh german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs
+.PHONY: demo-refresh german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs audio espeak bench-audio
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ run: export LOG_FORMAT ?= text
 # Every process of the stack writes its metrics here (GET /metrics adds them up); a new stack starts
 # from zero, so the last run's files go first (their processes are gone).
 run: export PROMETHEUS_MULTIPROC_DIR ?= $(CURDIR)/var/prometheus
-run: migrate ocr
+run: migrate ocr audio
 	mkdir -p "$$PROMETHEUS_MULTIPROC_DIR" && find "$$PROMETHEUS_MULTIPROC_DIR" -maxdepth 1 -name '*.db' -delete
 	$(BIN)/python manage.py ensure_demo_user
 	# Index the demo's copy of the bundled sample folder in-process (bounded; unchanged files are
@@ -62,7 +62,7 @@ demo-refresh: install
 # servers, workers and the browser, so two share two cores well. A module stays in one process,
 # where its module-scoped servers start once.
 TEST_WORKERS ?= 2
-test: services browser ocr german-docs sphinx-js
+test: services browser ocr audio espeak german-docs sphinx-js
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
@@ -97,6 +97,17 @@ ocr:
 	$(call apt_install,$(TESSERACT_PACKAGES),OCR needs Tesseract)
 # --- end OCR ---
 
+# --- Audio (issue 39): Debian's ffmpeg decodes recordings for transcription while indexing. ---
+audio:
+	@if command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null; then exit 0; fi; \
+	$(call apt_install,ffmpeg,Voice memos and other audio need ffmpeg)
+
+# Spoken test recordings and the word error rate bench only: espeak-ng reads sentences aloud.
+espeak:
+	@if command -v espeak-ng >/dev/null; then exit 0; fi; \
+	$(call apt_install,espeak-ng,The audio tests and bench/transcription_wer.py speak with espeak-ng)
+# --- end audio ---
+
 # --- German text for the per-folder language tests (issue 31): Debian's German manual pages. ---
 german-docs:
 	@if [ -f /usr/share/man/de/man1/mkdir.1.gz ] && command -v man >/dev/null; then exit 0; fi; \
@@ -123,10 +134,15 @@ lint: install
 	# The django-stubs plugin loads settings, which need a database URL; type checking never connects.
 	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers
 
-bench: migrate ocr bench-docs
+bench: migrate ocr audio espeak bench-docs
 	# RapidOCR is measured against Tesseract by bench/ocr_quality.py only.
 	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(BIN)/python bench/run_all.py
+
+# PocketSphinx's word error rate on espeak-ng speech with noise added (no database needed).
+bench-audio: install audio espeak
+	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
+	$(BIN)/python bench/transcription_wer.py
 
 clean: services-stop
 	rm -rf var $(VENV)

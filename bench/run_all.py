@@ -27,6 +27,7 @@ BENCHMARKS = [
     "chat_latency",
     "prompt_cache",
     "sse_latency",
+    "mcp_overhead",
     "content_endpoint",
     "event_publish",
     "drive_sync",
@@ -36,6 +37,7 @@ BENCHMARKS = [
     "router_latency",
     "load",
     "ocr_quality",
+    "transcription_wer",
     "formats",
     "real_folder",
 ]

@@ -11,5 +11,8 @@ tracing_configure(service_name="folder-chat-web")
 django_application = get_asgi_application()
 
 from apps.core.body_cap import RequestBodyCap  # noqa: E402  (needs the settings configured above)
+from apps.mcp.http import with_mcp  # noqa: E402  (needs the apps loaded above)
 
-application = RequestBodyCap(django_application)
+# /mcp (the MCP server, apps.mcp) and the lifespan, which runs its session manager, go to the MCP
+# app; every other request goes to Django. Both read at most the capped body.
+application = RequestBodyCap(with_mcp(django_application))

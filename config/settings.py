@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "apps.organize",
     "apps.inbox",
     "apps.web",
+    "apps.mcp",
 ]
 
 MIDDLEWARE = [
@@ -245,6 +246,15 @@ OCR_ENABLED = env_bool("OCR_ENABLED", True)
 OCR_LANGUAGES = env_str("OCR_LANGUAGES", "eng")  # Tesseract codes joined by "+", e.g. "eng+deu"
 OCR_TIMEOUT_SECONDS = env_int("OCR_TIMEOUT_SECONDS", 60)  # per image or page
 OCR_MAX_IMAGE_PIXELS = env_int("OCR_MAX_IMAGE_PIXELS", 60_000_000)  # larger images are skipped
+# Voice memos and other audio (wav, mp3, m4a, ogg, flac), decoded by Debian's ffmpeg (`make audio`):
+# local (PocketSphinx, offline) | openai (its transcription API; needs OPENAI_API_KEY) | off (skipped).
+TRANSCRIPTION_PROVIDER = env_str("TRANSCRIPTION_PROVIDER", "local")
+# Longer recordings are skipped with the reason; 0 sizes the limit to the file's time budget
+# (apps/library/parsing/audio.py: local transcription's measured speed, the API's upload cap).
+TRANSCRIPTION_MAX_SECONDS = env_int("TRANSCRIPTION_MAX_SECONDS", 0)
+OPENAI_TRANSCRIPTION_MODEL = env_str("OPENAI_TRANSCRIPTION_MODEL", "whisper-1")
+# Audio is billed by the minute, not by tokens: the usage record's cost.
+OPENAI_TRANSCRIPTION_USD_PER_MINUTE = env_float("OPENAI_TRANSCRIPTION_USD_PER_MINUTE", 0.006)
 # Zip-based documents (docx, xlsx, pptx, ODF, epub) are refused before unpacking past these (zip bombs).
 INDEX_MAX_UNPACKED_BYTES = env_int("INDEX_MAX_UNPACKED_BYTES", 200_000_000)
 INDEX_MAX_COMPRESSION_RATIO = env_int("INDEX_MAX_COMPRESSION_RATIO", 100)
@@ -375,6 +385,9 @@ _DEFAULT_MODELS = {
     "anthropic": {"router": "claude-3-5-haiku-latest", "agent": "claude-sonnet-4-5", "answer": "claude-sonnet-4-5"},
 }.get(LLM_PROVIDER, {"router": "gpt-4o-mini", "agent": "gpt-4o", "answer": "gpt-4o"})
 LLM_MODELS = {role: env_str(f"LLM_MODEL_{role.upper()}", model) for role, model in _DEFAULT_MODELS.items()}
+# The models a chat request may name (`model`, seed 001's models_allowed) for its run's calls; by
+# default only the configured answer and agent models, so nothing new is spent unless allowed.
+LLM_MODELS_ALLOWED = env_list("LLM_MODELS_ALLOWED", list(dict.fromkeys([LLM_MODELS["answer"], LLM_MODELS["agent"]])))
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
 # Per role: the router answers a short JSON object; a summary is a paragraph. An answer cut at its
 # limit is marked truncated, and the chat page offers to continue it.
@@ -421,12 +434,18 @@ LLM_MONTHLY_COST_PER_USER: float | None = (
 CHAT_SEARCH_K = env_int("CHAT_SEARCH_K", 8)
 CHAT_HISTORY_MAX_TOKENS = env_int("CHAT_HISTORY_MAX_TOKENS", 2000)
 CHAT_HISTORY_MAX_MESSAGES = env_int("CHAT_HISTORY_MAX_MESSAGES", 12)
+# Images a question may carry (multipart `images`), each at most this large: 5 MB is what
+# Anthropic takes per image, and four fit in the request body cap (apps/core/body_cap.py).
+CHAT_MAX_IMAGES = env_int("CHAT_MAX_IMAGES", 4)
+CHAT_IMAGE_MAX_BYTES = env_int("CHAT_IMAGE_MAX_BYTES", 5_000_000)
 
 # --- Inbox and organize -----------------------------------------------------------------------
 INBOX_CONVERSATION_WINDOW_MINUTES = env_int("INBOX_CONVERSATION_WINDOW_MINUTES", 30)
 ORGANIZE_SUGGESTION_TTL_DAYS = env_int("ORGANIZE_SUGGESTION_TTL_DAYS", 7)
 
 # --- Agent ------------------------------------------------------------------------------------
+# Seed 001's master switch: off, a request for agent mode is answered in standard mode, with a notice.
+AGENT_MODE_ENABLED = env_bool("AGENT_MODE_ENABLED", True)
 # Seed 000's acceptance: an agent answer within 3 tool rounds and 15 s. A request may ask for
 # fewer rounds (`max_iterations`), never more.
 AGENT_MAX_ITERATIONS = env_int("AGENT_MAX_ITERATIONS", 3)
@@ -442,6 +461,11 @@ WEBHOOK_TOOL_ALLOWED_HOSTS = env_list("WEBHOOK_TOOL_ALLOWED_HOSTS", [])
 EVENT_LOG_MAX_EVENTS = env_int("EVENT_LOG_MAX_EVENTS", 2000)
 EVENT_LOG_TTL_SECONDS = env_int("EVENT_LOG_TTL_SECONDS", 3600)
 SSE_HEARTBEAT_SECONDS = env_float("SSE_HEARTBEAT_SECONDS", 15.0)
+
+# --- MCP (apps/mcp) ---------------------------------------------------------------------------
+# Where the site is served, for the document links of `manage.py mcp` (stdio has no request to read
+# the host from; over HTTP at /mcp the links use the request's own scheme and host).
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # --- Traces (OpenTelemetry, apps/core/tracing.py) ---------------------------------------------
 # Off unless set; the OTLP/HTTP exporter reads it (and the other OTEL_* variables) itself.
@@ -481,5 +505,9 @@ LOGGING: dict[str, Any] = {
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # Django's default config gives "django" its own console handler; one line per record is enough.
-    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        # The MCP SDK's transport says "Terminating session: None" after every stateless request (/mcp).
+        "mcp.server.streamable_http": {"level": "WARNING"},
+    },
 }

@@ -15,6 +15,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.chat import controls, selectors, services
+from apps.chat.attachments import images_check
 from apps.chat.continuation import answer_continue_start
 from apps.chat.events import STEP_DOC
 from apps.chat.models import Conversation, ConversationStatus, FeedbackRating
@@ -23,7 +24,9 @@ from apps.chat.serializers import (
     ChatAcceptedOutputSerializer,
     ConversationDetailOutputSerializer,
     ConversationOutputSerializer,
+    ConversationPageOutputSerializer,
     FeedbackOutputSerializer,
+    MessagePageInputSerializer,
     RunOutputSerializer,
     events_url,
 )
@@ -32,6 +35,7 @@ from apps.core.api import paginated_response
 from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.library.access import folder_access
+from apps.llm.model_choice import model_allowed, models_allowed
 
 MAX_FEEDBACK_CHARS = 2000
 
@@ -63,12 +67,33 @@ class FolderChatApi(APIView):
             min_value=1,
             help_text="Agent mode: at most this many rounds of tool calls (capped by AGENT_MAX_ITERATIONS).",
         )
+        model = serializers.CharField(
+            required=False, max_length=100, help_text="The model for this run's calls: one of LLM_MODELS_ALLOWED."
+        )
+        images = serializers.ListField(
+            child=serializers.FileField(allow_empty_file=True),
+            required=False,
+            default=list,
+            help_text=(
+                "multipart/form-data only, the field repeated: up to CHAT_MAX_IMAGES images (PNG, JPEG, WebP, "
+                "GIF or HEIC by content), each at most CHAT_IMAGE_MAX_BYTES. Their text (OCR) and the vision "
+                "model's description are sources the answer cites; they are kept with the question."
+            ),
+        )
+
+        def validate_model(self, value: str) -> str:
+            if not model_allowed(value):
+                raise serializers.ValidationError(
+                    f"Not an allowed model; choose one of: {', '.join(models_allowed())}."
+                )
+            return value
 
     @extend_schema(
-        request=ChatInputSerializer,
+        request={"application/json": ChatInputSerializer, "multipart/form-data": ChatInputSerializer},
         responses={
             (202, "application/json"): ChatAcceptedOutputSerializer,
             (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STEP_DOC),
+            400: error_response("Invalid input, or an image too many, too large or of another type."),
             409: error_response("The conversation is archived."),
         },
     )
@@ -82,6 +107,7 @@ class FolderChatApi(APIView):
             conversation = _conversation_or_404(request, values["conversation_id"])
             if conversation.folder_id != folder.pk:
                 raise Http404("Conversation not found.")
+        images = images_check(uploads=values["images"])  # all refused or all kept: nothing saved yet
         run = services.chat_start(
             user=request.user,  # type: ignore[arg-type]
             folder=folder,
@@ -89,6 +115,8 @@ class FolderChatApi(APIView):
             conversation=conversation,
             agent_mode=values["agent_mode"],
             max_iterations=values.get("max_iterations"),
+            model=values.get("model", ""),
+            images=images,
         )
         if request.accepted_renderer.format == EventStreamRenderer.format:
             return run_streamed(run)
@@ -121,14 +149,26 @@ class ConversationDetailApi(APIView):
     class ConversationRenameInputSerializer(serializers.Serializer):
         title = serializers.CharField(max_length=255)
 
-    @extend_schema(responses={200: ConversationDetailOutputSerializer})
+    @extend_schema(
+        parameters=[MessagePageInputSerializer],
+        responses={200: ConversationPageOutputSerializer},
+        description="Every message; with `limit` or `cursor`, one page of them and its `next_cursor`.",
+    )
     def get(self, request: Request, conversation_id: int) -> Response:
-        conversation = selectors.conversation_get_with_messages(user=request.user, conversation_id=conversation_id)
-        if conversation is None:
-            raise Http404("Conversation not found.")
-        messages = list(conversation.messages.all())
-        present = selectors.cited_file_ids_present(conversation=conversation, messages=messages)
-        return Response(ConversationDetailOutputSerializer(conversation, context={"present_file_ids": present}).data)
+        conversation = _conversation_or_404(request, conversation_id)  # someone else's: 404 before 400
+        paging = MessagePageInputSerializer(data=request.query_params)
+        paging.is_valid(raise_exception=True)
+        paged = paging.validated_data["paged"]
+        page = selectors.conversation_message_page(
+            user=request.user,
+            conversation=conversation,
+            limit=paging.validated_data["limit"] if paged else None,
+            before=paging.validated_data["before"],
+        )
+        present = selectors.cited_file_ids_present(conversation=conversation, messages=page.messages)
+        context = {"present_file_ids": present, "messages": page.messages, "next_cursor": page.next_cursor}
+        output = ConversationPageOutputSerializer if paged else ConversationDetailOutputSerializer
+        return Response(output(conversation, context=context).data)
 
     @extend_schema(request=ConversationRenameInputSerializer, responses={200: ConversationOutputSerializer})
     def patch(self, request: Request, conversation_id: int) -> Response:

@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from apps.chat.events import RunEvents
+from apps.chat.image_reading import question_images_read
 from apps.chat.models import AgentRun, ConversationStatus, Message, MessageRole, RunStatus
 from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, answer_citations
 from apps.chat.standard import standard_prompt
@@ -42,7 +43,11 @@ def answer_continue_start(*, user: AbstractBaseUser, message: Message) -> AgentR
     if original is None:
         raise ApplicationError("This answer cannot be continued; ask again.")
     return AgentRun.objects.create(
-        owner_id=user.pk, conversation_id=message.conversation_id, question=message, mode=original.mode
+        owner_id=user.pk,
+        conversation_id=message.conversation_id,
+        question=message,
+        mode=original.mode,
+        model=original.model,
     )
 
 
@@ -63,7 +68,13 @@ def chat_run_continue(*, run: AgentRun, events: RunEvents) -> RunResult:
 
     events.status("searching")
     started = time.perf_counter()
-    prompt = standard_prompt(conversation=run.conversation, question=question, before_message_id=original.question.pk)
+    images = question_images_read(question=original.question)  # read by the answer's run: numbered alike
+    prompt = standard_prompt(
+        conversation=run.conversation,
+        question=question,
+        before_message_id=original.question.pk,
+        gathered=images.sources,
+    )
     sources = prompt.sources
     messages = [
         *prompt.messages,

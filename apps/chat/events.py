@@ -29,7 +29,8 @@ STEP_DOC = (
     "that went on to call tools, or was a reply whose tool call failed: discard it), "
     "`notice` (the model is unavailable: `kind` model_unavailable, `failure` one of unreachable, timeout, "
     "server_error, auth, rate_limited, paused, rejected, or budget: the user's model budget is used up; "
-    "the answer comes from the offline answerer), "
+    "the answer comes from the offline answerer; or `kind` agent_mode_disabled: agent mode is turned off on "
+    "the server, the answer comes from standard mode), "
     "`message` (the saved answer), then `done` or `error`. "
     "Step events (status, tool_call, tool_result, text_reset, notice) also carry `timestamp` (ISO 8601, UTC) "
     "and `message`, a one-line human account of the step."
@@ -37,6 +38,7 @@ STEP_DOC = (
 MESSAGE_VALUE_CHARS = 80
 _PHASES = {
     "planning": "Planning the research",
+    "reading_images": "Reading the attached images",
     "searching": "Searching the folder",
     "generating": "Writing the answer",
     "reading_file": "Reading documents",

@@ -107,6 +107,31 @@ class Message(TimestampedModel):
         ordering = ["created_at", "id"]
 
 
+class MessageAttachment(TimestampedModel):
+    """An image sent with a question (`apps.chat.attachments`), kept with it.
+
+    The bytes are a database column: PostgreSQL is the one store every web process and worker
+    shares (no media volume is), a message's images go with it in the same transaction, and they
+    are served only through the conversation's owner's queries. Listings defer `data`.
+    What a run read from the image is kept beside it, so a regenerated answer cites it alike.
+    """
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="attachments")
+    position = models.PositiveSmallIntegerField(help_text="1, 2, ...: the order sent; 'image 1' in citations.")
+    name = models.CharField(max_length=255)
+    mime_type = models.CharField(max_length=32, help_text="Read from the content, not the name.")
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    text = models.TextField(blank=True, help_text="Its text, read by OCR when a run first used it.")
+    description = models.TextField(blank=True, help_text="The vision model's description, when there was one.")
+    read_problem = models.CharField(max_length=500, blank=True, help_text="Why nothing could be read from it.")
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["message", "position"]
+        constraints = [models.UniqueConstraint(fields=["message", "position"], name="chat_attachment_position")]
+
+
 class RunMode(models.TextChoices):
     STANDARD = "standard", "Standard RAG"
     AGENT = "agent", "Agent"
@@ -137,6 +162,8 @@ class AgentRun(TimestampedModel):
     iterations = models.PositiveIntegerField(default=0)
     # Agent mode: the request's limit on rounds of tool calls, already capped by the setting.
     max_iterations = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The model the request chose for every call of the run (LLM_MODELS_ALLOWED); empty: the configured ones.
+    model = models.CharField(max_length=100, blank=True)
     tool_calls = models.JSONField(default=list, blank=True, help_text="Every call: name, input, output, status, ms")
     metrics = models.JSONField(default=dict, blank=True)
     fallback_reason = models.TextField(blank=True)

@@ -23,13 +23,17 @@ SNIPPET_CHARS = 240
 
 @dataclass(frozen=True)
 class NumberedSource:
+    """A passage of a file (`chunk_id`), or the text of an image attached to the question
+    (`attachment_id`, with neither a file nor a chunk)."""
+
     n: int
-    file_id: int
-    chunk_id: int
+    file_id: int | None
+    chunk_id: int | None
     file_name: str
     path: str
     location: str
     text: str
+    attachment_id: int | None = None
 
     def citation(self) -> Citation:
         return Citation(
@@ -40,6 +44,7 @@ class NumberedSource:
             location=self.location,
             chunk_id=self.chunk_id,
             snippet=self.text[:SNIPPET_CHARS],
+            attachment_id=self.attachment_id,
         )
 
 
@@ -65,10 +70,11 @@ def numbered_sources(hits: Iterable[SearchHit]) -> list[NumberedSource]:
 
 
 def merged_sources(*, gathered: Sequence[NumberedSource], hits: Iterable[SearchHit]) -> list[NumberedSource]:
-    """What an agent gathered first, then the search's hits it did not have: each chunk once, numbered anew."""
-    merged: dict[int, NumberedSource] = {}
+    """What an agent gathered (or the question's images) first, then the search's hits it did not
+    have: each chunk and image once, numbered anew."""
+    merged: dict[tuple[int | None, int | None], NumberedSource] = {}
     for source in [*gathered, *numbered_sources(hits)]:
-        merged.setdefault(source.chunk_id, source)
+        merged.setdefault((source.attachment_id, source.chunk_id), source)
     return [dataclasses.replace(source, n=n) for n, source in enumerate(merged.values(), start=1)]
 
 

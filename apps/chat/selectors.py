@@ -7,6 +7,9 @@ folder's owner keeps theirs (`folder` null, see `Conversation.folder`), read-onl
 
 from __future__ import annotations
 
+import base64
+import binascii
+import datetime as dt
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,7 +17,15 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from apps.chat.models import AgentRun, Conversation, ConversationKind, Message, MessageFeedback, MessageRole
+from apps.chat.models import (
+    AgentRun,
+    Conversation,
+    ConversationKind,
+    Message,
+    MessageAttachment,
+    MessageFeedback,
+    MessageRole,
+)
 from apps.chat.prompts import HistoryTurn
 from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File
@@ -59,13 +70,75 @@ def conversation_get(*, user: AbstractBaseUser | AnonymousUser, conversation_id:
     return conversation_list(user=user).filter(pk=conversation_id).first()
 
 
-def conversation_get_with_messages(
-    *, user: AbstractBaseUser | AnonymousUser, conversation_id: int
-) -> Conversation | None:
-    """A conversation with its messages and, on each, the asker's rating of it (`my_feedback`)."""
+@dataclass(frozen=True)
+class MessageCursor:
+    """Where a page of a conversation's messages starts: its oldest message, in the messages' own
+    order (created_at, id), so messages written meanwhile never shift a page being read."""
+
+    created_at: dt.datetime
+    id: int
+
+    def encode(self) -> str:
+        raw = f"{self.created_at.isoformat()}|{self.id}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, value: str) -> MessageCursor:
+        """Raises ValueError for anything `encode` did not write."""
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode()
+            moment, _, message_id = raw.partition("|")
+            created_at = dt.datetime.fromisoformat(moment)
+        except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+            raise ValueError("not a cursor") from exc
+        if created_at.tzinfo is None or not message_id.isdigit():
+            raise ValueError("not a cursor")
+        return cls(created_at=created_at, id=int(message_id))
+
+
+@dataclass(frozen=True)
+class MessagePage:
+    messages: list[Message]  # oldest first
+    next_cursor: str | None  # the page of the messages before these; None: there are none
+
+
+def message_page(*, messages: QuerySet[Message], limit: int | None, before: MessageCursor | None = None) -> MessagePage:
+    """The latest `limit` of `messages` (None: all) before the cursor (seed 002's conversation
+    `?limit=`): a conversation is read from its end, and each page leads to the one before it."""
+    if before is not None:
+        messages = messages.filter(
+            Q(created_at__lt=before.created_at) | Q(created_at=before.created_at, id__lt=before.id)
+        )
+    if limit is None:
+        return MessagePage(messages=list(messages.order_by("created_at", "id")), next_cursor=None)
+    latest = list(messages.order_by("-created_at", "-id")[: limit + 1])
+    page = latest[:limit][::-1]
+    older = len(latest) > limit
+    return MessagePage(
+        messages=page,
+        next_cursor=MessageCursor(created_at=page[0].created_at, id=page[0].pk).encode() if older else None,
+    )
+
+
+def conversation_message_page(
+    *,
+    user: AbstractBaseUser | AnonymousUser,
+    conversation: Conversation,
+    limit: int | None,
+    before: MessageCursor | None,
+) -> MessagePage:
+    """A page of a chat's messages, each with the asker's rating of it (`my_feedback`) and its
+    attachments (without their bytes)."""
     feedback = Prefetch("feedback", queryset=MessageFeedback.objects.filter(user=user.pk), to_attr="my_feedback")
-    messages = Prefetch("messages", queryset=Message.objects.prefetch_related(feedback))
-    return conversation_list(user=user).filter(pk=conversation_id).prefetch_related(messages).first()
+    attachments = Prefetch("attachments", queryset=MessageAttachment.objects.defer("data"))
+    messages = Message.objects.filter(conversation=conversation).prefetch_related(feedback, attachments)
+    return message_page(messages=messages, limit=limit, before=before)
+
+
+def attachment_get(*, user: AbstractBaseUser | AnonymousUser, attachment_id: int) -> MessageAttachment | None:
+    """An image of a question in one of the user's conversations they may still read."""
+    readable = _readable(user=user, via="message__conversation__")
+    return MessageAttachment.objects.filter(readable, pk=attachment_id).first()
 
 
 def message_get(*, user: AbstractBaseUser | AnonymousUser, message_id: int) -> Message | None:

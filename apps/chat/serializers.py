@@ -9,20 +9,34 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.chat.messages import message_text
-from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback
-from apps.chat.selectors import cited_file_ids_present
+from apps.chat.models import AgentRun, Conversation, Message, MessageAttachment, MessageFeedback
+from apps.chat.selectors import MessageCursor, cited_file_ids_present
 
 # The longest question or inbox message accepted, in characters.
 MAX_MESSAGE_CHARS = 8000
+# A page of a conversation's messages (`limit`): seed 002's example asks for 50.
+MESSAGE_PAGE_DEFAULT = 50
+MESSAGE_PAGE_MAX = 200
 
 
 def sources_marked(*, sources: list[dict[str, Any]], present_file_ids: set[int]) -> list[dict[str, Any]]:
-    """Each cited source with `source_removed`: its file, or its whole folder, is gone since."""
-    return [{**source, "source_removed": source.get("file_id") not in present_file_ids} for source in sources]
+    """Each cited source with `source_removed`: its file, or its whole folder, is gone since (an
+    image attached to the question stays while its conversation does)."""
+    return [
+        {
+            **source,
+            "source_removed": source.get("attachment_id") is None and source.get("file_id") not in present_file_ids,
+        }
+        for source in sources
+    ]
 
 
 def events_url(run: AgentRun) -> str:
     return reverse("run-events", kwargs={"run_id": run.pk})
+
+
+def attachment_url(attachment: MessageAttachment) -> str:
+    return reverse("attachment-content", kwargs={"attachment_id": attachment.pk})
 
 
 class FeedbackOutputSerializer(serializers.ModelSerializer[MessageFeedback]):
@@ -46,13 +60,27 @@ class StepOutputSerializer(serializers.Serializer):
 
 class CitationOutputSerializer(serializers.Serializer):
     n = serializers.IntegerField()
-    file_id = serializers.IntegerField()
+    file_id = serializers.IntegerField(allow_null=True, help_text="Null for an image attached to the question.")
     file_name = serializers.CharField()
     path = serializers.CharField()
     location = serializers.CharField()
     chunk_id = serializers.IntegerField(allow_null=True)
     snippet = serializers.CharField(help_text="The passage's opening: it finds the passage again after a re-index.")
     source_removed = serializers.BooleanField(help_text="The file (or its whole folder) was removed since.")
+    attachment_id = serializers.IntegerField(
+        allow_null=True, required=False, help_text="An image attached to the question (its `attachments` entry)."
+    )
+
+
+class AttachmentOutputSerializer(serializers.ModelSerializer[MessageAttachment]):
+    url = serializers.SerializerMethodField(help_text="The image itself, for its conversation's owner.")
+
+    class Meta:
+        model = MessageAttachment
+        fields = ["id", "position", "name", "mime_type", "size", "url"]
+
+    def get_url(self, attachment: MessageAttachment) -> str:
+        return attachment_url(attachment)
 
 
 class MessageOutputSerializer(serializers.ModelSerializer[Message]):
@@ -66,6 +94,9 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
     steps = serializers.SerializerMethodField()
     feedback = serializers.SerializerMethodField()
     sources_consulted = serializers.SerializerMethodField()
+    attachments = AttachmentOutputSerializer(
+        many=True, read_only=True, help_text="A question's images (prefetched without their bytes)."
+    )
 
     class Meta:
         model = Message
@@ -74,6 +105,7 @@ class MessageOutputSerializer(serializers.ModelSerializer[Message]):
             "role",
             "type",
             "text",
+            "attachments",
             "citations",
             "sources_consulted",
             "steps",
@@ -134,10 +166,64 @@ class ConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
 
 
 class ConversationDetailOutputSerializer(ConversationOutputSerializer):
-    messages = MessageOutputSerializer(many=True, read_only=True)
+    """Context: `messages` (`conversation_message_page`), oldest first, and their `present_file_ids`."""
+
+    messages = serializers.SerializerMethodField()
 
     class Meta(ConversationOutputSerializer.Meta):
         fields = [*ConversationOutputSerializer.Meta.fields, "messages"]
+
+    @extend_schema_field(MessageOutputSerializer(many=True))
+    def get_messages(self, conversation: Conversation) -> list[dict[str, Any]]:
+        return list(MessageOutputSerializer(self.context["messages"], many=True, context=self.context).data)
+
+
+class MessagePageInputSerializer(serializers.Serializer):
+    """The query of a paged conversation detail (chat and inbox alike); shared, as the page is."""
+
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=MESSAGE_PAGE_MAX, help_text="Messages per page, the latest first."
+    )
+    cursor = serializers.CharField(required=False, help_text="A page's `next_cursor`: the messages before that page.")
+
+    def validate_cursor(self, value: str) -> MessageCursor:
+        try:
+            return MessageCursor.decode(value)
+        except ValueError as exc:
+            raise serializers.ValidationError("Not a cursor this endpoint gave; use a page's next_cursor.") from exc
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """`paged`: either was given; `before`: the decoded cursor."""
+        return {
+            "paged": bool(attrs),
+            "limit": attrs.get("limit", MESSAGE_PAGE_DEFAULT),
+            "before": attrs.get("cursor"),
+        }
+
+
+@extend_schema_field({"type": "string", "nullable": True})
+class NextCursorField(serializers.Field):
+    """A paged detail's `next_cursor` (the context's): the cursor of the page of older messages;
+    null: none older. Not read-only, so the schema marks it optional: an unpaged detail has none."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            source="*",
+            required=False,
+            help_text="The cursor of the page of older messages; null: none older. Only in a paged response.",
+        )
+
+    def to_representation(self, value: Any) -> str | None:
+        return self.context["next_cursor"]
+
+
+class ConversationPageOutputSerializer(ConversationDetailOutputSerializer):
+    """A paged detail (`limit` or `cursor` given): `messages` is the page. Context: also `next_cursor`."""
+
+    next_cursor = NextCursorField()
+
+    class Meta(ConversationDetailOutputSerializer.Meta):
+        fields = [*ConversationDetailOutputSerializer.Meta.fields, "next_cursor"]
 
 
 class RunOutputSerializer(serializers.ModelSerializer[AgentRun]):
@@ -154,6 +240,7 @@ class RunOutputSerializer(serializers.ModelSerializer[AgentRun]):
             "answer_id",
             "iterations",
             "max_iterations",
+            "model",
             "metrics",
             "fallback_reason",
             "created_at",

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
+from apps.chat.attachments import ImageUpload, attachments_create
 from apps.chat.cancel import RunCancelled
 from apps.chat.continuation import chat_run_continue, is_continuation
 from apps.chat.events import EventCallback, RunEvents
@@ -50,6 +51,7 @@ from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
 from apps.llm.base import LLMError
 from apps.llm.failures import failure_kind, failure_reason
+from apps.llm.model_choice import model_choice
 from apps.llm.usage_context import usage_context
 
 logger = logging.getLogger(__name__)
@@ -73,10 +75,14 @@ def chat_start(
     conversation: Conversation | None = None,
     agent_mode: bool = False,
     max_iterations: int | None = None,
+    model: str = "",
+    images: Sequence[ImageUpload] = (),
 ) -> AgentRun:
-    """Persist the question and a queued run; the caller decides where the run executes.
+    """Persist the question (with its checked `images`) and a queued run; the caller decides
+    where the run executes.
 
     `max_iterations` (agent mode) asks for fewer rounds of tool calls than the setting, never more.
+    `model`: one of LLM_MODELS_ALLOWED (the caller checked it) for every call of the run.
     """
     if conversation is None:
         conversation = Conversation.objects.create(
@@ -85,6 +91,7 @@ def chat_start(
     elif conversation.status == ConversationStatus.ARCHIVED:
         raise ConflictError("This conversation is archived; start a new one.")
     question = Message.objects.create(conversation=conversation, role=MessageRole.USER, content={"text": text})
+    attachments_create(message=question, images=images)
     Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=timezone.now())
     run = AgentRun.objects.create(
         owner_id=user.pk,
@@ -92,6 +99,7 @@ def chat_start(
         question=question,
         mode=RunMode.AGENT if agent_mode else RunMode.STANDARD,
         max_iterations=min(max_iterations, settings.AGENT_MAX_ITERATIONS) if agent_mode and max_iterations else None,
+        model=model,
     )
     folder_sync_if_stale(folder=folder)
     return run
@@ -153,8 +161,9 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
     started = time.perf_counter()
     runner = chat_run_continue if is_continuation(run) else RUNNERS.get(run.mode)
     try:
-        # Every model call of the run is metered for its owner, folder and run (`apps.llm.usage`).
-        with usage_context(user_id=run.owner_id, folder_id=folder_id, run_id=run.pk):
+        # Every model call of the run is metered for its owner, folder and run (`apps.llm.usage`),
+        # and made with the model its request chose, if any.
+        with usage_context(user_id=run.owner_id, folder_id=folder_id, run_id=run.pk), model_choice(run.model):
             result = runner(run=run, events=events) if runner else _fallback(run=run, events=events)
     except RunCancelled as exc:
         run_stop(

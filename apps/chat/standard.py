@@ -12,6 +12,7 @@ from apps.chat.answering import answer_from_sources
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.history import conversation_history_for_prompt
+from apps.chat.image_reading import question_images_read
 from apps.chat.models import AgentRun, Conversation
 from apps.chat.prompts import (
     STANDARD_SYSTEM_PROMPT,
@@ -65,11 +66,16 @@ def chat_run_standard(
     if run.question is None:
         raise ValueError(f"run {run.pk} has no question")
     question = str(run.question.content.get("text", ""))
+    images_started = time.perf_counter()
+    images = question_images_read(question=run.question, events=events)  # they lead the sources
 
     events.status("searching")
     started = time.perf_counter()
     prompt = standard_prompt(
-        conversation=run.conversation, question=question, before_message_id=run.question.pk, gathered=gathered
+        conversation=run.conversation,
+        question=question,
+        before_message_id=run.question.pk,
+        gathered=[*images.sources, *gathered],
     )
     sources, history, messages = prompt.sources, prompt.history, prompt.messages
     searched_at = time.perf_counter()
@@ -91,16 +97,17 @@ def chat_run_standard(
         raise
     generated = time.perf_counter()
     return RunResult(
-        text=answer.text,
+        text=images.with_note(text=answer.text, events=events),
         citations=answer.citations,
         model=answer.model,
-        usage=answer.usage,
+        usage=answer.usage + images.usage,
         metrics={
             "searches": 1,
             "llm_calls": answer.llm_calls,
             "sources": len(sources),
             "gathered_sources": len(gathered),
             "history_turns": len(history),
+            **({"images": len(images.readings), "images_ms": _ms(started - images_started)} if images.readings else {}),
             "search_ms": _ms(searched_at - started),
             "first_token_ms": _ms(answer.first_text_at - searched_at) if answer.first_text_at else None,
             "generation_ms": _ms(generated - searched_at),

@@ -14,18 +14,25 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Citation:
-    """What one `[n]` in an answer points at; stored in the message's `content.citations`."""
+    """What one `[n]` in an answer points at; stored in the message's `content.citations`.
+
+    A passage of a folder's file, or an image attached to the question (`attachment_id`; no file)."""
 
     n: int
-    file_id: int
+    file_id: int | None
     file_name: str
     path: str
     location: str
     chunk_id: int | None = None
     snippet: str = ""
+    attachment_id: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A file's passage keeps the shape it always had: no `attachment_id`."""
+        fields = asdict(self)
+        if self.attachment_id is None:
+            del fields["attachment_id"]
+        return fields
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.chat import apis, metrics_api, sse
+from apps.chat import apis, attachment_apis, metrics_api, sse
 
 urlpatterns = [
     path("folders/<int:folder_id>/chat", apis.FolderChatApi.as_view(), name="folder-chat"),
@@ -18,6 +18,11 @@ urlpatterns = [
     ),
     path("messages/<int:message_id>/feedback", apis.MessageFeedbackApi.as_view(), name="message-feedback"),
     path("messages/<int:message_id>/continue", apis.AnswerContinueApi.as_view(), name="answer-continue"),
+    path(
+        "attachments/<int:attachment_id>",
+        attachment_apis.AttachmentContentApi.as_view(),
+        name="attachment-content",
+    ),
     path("runs/<uuid:run_id>", apis.RunDetailApi.as_view(), name="run-detail"),
     path("runs/<uuid:run_id>/cancel", apis.RunCancelApi.as_view(), name="run-cancel"),
     path("runs/<uuid:run_id>/events", sse.run_events, name="run-events"),

@@ -24,7 +24,9 @@ class _BodyTooLargeError(Exception):
 
 
 def request_body_max_bytes() -> int:
-    return max(settings.INBOX_UPLOAD_MAX_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE) + FORM_OVERHEAD_BYTES
+    # A question's images (apps/chat/attachments.py) come in one body too.
+    images = settings.CHAT_MAX_IMAGES * settings.CHAT_IMAGE_MAX_BYTES
+    return max(settings.INBOX_UPLOAD_MAX_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, images) + FORM_OVERHEAD_BYTES
 
 
 class RequestBodyCap:
@@ -63,7 +65,8 @@ class RequestBodyCap:
 async def _too_large(send: Any, *, limit: int) -> None:
     detail = (
         f"The request body passed {limit:,} bytes and was not read further; uploads may be at most"
-        f" {settings.INBOX_UPLOAD_MAX_BYTES:,} bytes (INBOX_UPLOAD_MAX_BYTES)."
+        f" {settings.INBOX_UPLOAD_MAX_BYTES:,} bytes (INBOX_UPLOAD_MAX_BYTES), a question's images"
+        f" {settings.CHAT_IMAGE_MAX_BYTES:,} bytes each (CHAT_IMAGE_MAX_BYTES)."
     )
     body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

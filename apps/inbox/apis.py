@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from apps.chat.events import STEP_DOC
 from apps.chat.models import AgentRun, Conversation, ConversationStatus
 from apps.chat.selectors import cited_files_present
-from apps.chat.serializers import MAX_MESSAGE_CHARS, events_url
+from apps.chat.serializers import MAX_MESSAGE_CHARS, MessagePageInputSerializer, events_url
 from apps.chat.services import conversation_archive, run_enqueue
 from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import Pagination
@@ -26,6 +26,7 @@ from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
 from apps.inbox import selectors
 from apps.inbox.serializers import (
     InboxConversationOutputSerializer,
+    InboxConversationPageOutputSerializer,
     InboxRunAcceptedOutputSerializer,
     UnsuggestedFileOutputSerializer,
 )
@@ -120,13 +121,28 @@ class InboxConversationCollectionApi(APIView):
 
 
 class InboxConversationDetailApi(APIView):
-    @extend_schema(responses={200: InboxConversationOutputSerializer})
+    @extend_schema(
+        parameters=[MessagePageInputSerializer],
+        responses={200: InboxConversationPageOutputSerializer},
+        description=(
+            f"The latest {DETAIL_MESSAGES} messages; with `limit` or `cursor` (seed 002's `?limit=`), "
+            "one page of them and its `next_cursor`."
+        ),
+    )
     def get(self, request: Request, conversation_id: int) -> Response:
-        conversation = _conversation_or_404(request, conversation_id)
-        messages = selectors.conversation_messages(conversation_id=conversation.pk, limit=DETAIL_MESSAGES)
-        present = cited_files_present(conversations=[conversation], messages=messages)
-        context = {"messages": messages, "present_file_ids": present}
-        return Response(InboxConversationOutputSerializer(conversation, context=context).data)
+        conversation = _conversation_or_404(request, conversation_id)  # someone else's: 404 before 400
+        paging = MessagePageInputSerializer(data=request.query_params)
+        paging.is_valid(raise_exception=True)
+        paged = paging.validated_data["paged"]
+        page = selectors.conversation_message_page(
+            conversation_id=conversation.pk,
+            limit=paging.validated_data["limit"] if paged else DETAIL_MESSAGES,
+            before=paging.validated_data["before"],
+        )
+        present = cited_files_present(conversations=[conversation], messages=page.messages)
+        context = {"messages": page.messages, "present_file_ids": present, "next_cursor": page.next_cursor}
+        output = InboxConversationPageOutputSerializer if paged else InboxConversationOutputSerializer
+        return Response(output(conversation, context=context).data)
 
 
 class InboxMessageCreateApi(APIView):

@@ -9,7 +9,7 @@ from django.db.models import Prefetch, QuerySet
 
 from apps.chat.messages import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
-from apps.chat.selectors import conversation_list
+from apps.chat.selectors import MessageCursor, MessagePage, conversation_list, message_page
 from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File, FileStatus
 from apps.library.selectors import folder_files_under
@@ -41,6 +41,11 @@ def conversation_messages(*, conversation_id: int, limit: int) -> list[Message]:
     """The latest `limit` messages, oldest first."""
     latest = Message.objects.filter(conversation_id=conversation_id).order_by("-created_at", "-id")[:limit]
     return list(latest)[::-1]
+
+
+def conversation_message_page(*, conversation_id: int, limit: int, before: MessageCursor | None) -> MessagePage:
+    """The latest `limit` messages before the cursor, oldest first, and the cursor of those before them."""
+    return message_page(messages=Message.objects.filter(conversation_id=conversation_id), limit=limit, before=before)
 
 
 def pending_suggestions(*, conversation: Conversation) -> list[OrganizationSuggestion]:

@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.chat.models import Conversation
-from apps.chat.serializers import InboxMessageOutputSerializer
+from apps.chat.serializers import InboxMessageOutputSerializer, NextCursorField
 
 
 class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation]):
@@ -40,6 +40,15 @@ class InboxConversationOutputSerializer(serializers.ModelSerializer[Conversation
         present = self.context.get("present_file_ids")
         context = {} if present is None else {"present_file_ids": present}
         return list(InboxMessageOutputSerializer(ordered, many=True, context=context).data)
+
+
+class InboxConversationPageOutputSerializer(InboxConversationOutputSerializer):
+    """A paged detail (`limit` or `cursor` given): `messages` is the page. Context: also `next_cursor`."""
+
+    next_cursor = NextCursorField()
+
+    class Meta(InboxConversationOutputSerializer.Meta):
+        fields = [*InboxConversationOutputSerializer.Meta.fields, "next_cursor"]
 
 
 class InboxRunAcceptedOutputSerializer(serializers.Serializer):

@@ -111,7 +111,9 @@ class FileContentApi(APIView):
 
 
 class ChunkOutputSerializer(serializers.ModelSerializer[Chunk]):
-    location_label = serializers.SerializerMethodField(help_text="The location in words: page 3, cells A1:C9.")
+    location_label = serializers.SerializerMethodField(
+        help_text="The location in words: page 3, cells A1:C9, at 0:42 (a recording)."
+    )
 
     class Meta:
         model = Chunk

@@ -17,6 +17,7 @@ from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.progress import FolderCounts
 from apps.library.quotas import QuotaInFlight, file_quota_reason
 from apps.library.sources import SourceError, SourceTransientError, source_entry_of, source_for
+from apps.llm.usage_context import usage_context
 
 
 @dataclass
@@ -69,7 +70,9 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         if junk:
             return claimed_settle(claimed, FileStatus.SKIPPED, junk)
         try:
-            document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
+            # A parser's model call (OpenAI transcribing a recording) is the folder owner's usage.
+            with usage_context(user_id=owner_id, folder_id=file.folder_id):
+                document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
         except UnsupportedDocument as exc:
             return claimed_settle(claimed, FileStatus.SKIPPED, str(exc))
         except ParseError as exc:

@@ -4,8 +4,9 @@ The parsers render a CSV/xlsx row as `title: Piranesi | author: Susanna Clarke |
 `Columns: ...` line, and JSON as `contacts[1].name: Maria Okafor` lines. Quoted raw, a table chunk
 is one run-on "sentence" of every row. Here each row (or each JSON object's consecutive fields)
 becomes one sentence naming its columns, "For title Piranesi, the author is Susanna Clarke and the
-rating is 4.", and each `label: value` line of a field list (a W-2, an invoice header) a sentence
-of its own instead of being run together with its neighbours.
+rating is 4.", and each `label: value` line of a field list (a W-2, an invoice header), and each
+priced line of a receipt ("TOTAL EUR 27.20"), a sentence of its own instead of being run together
+with its neighbours.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 # A `label: value` line: a short label without sentence punctuation, then a value.
 # A dot inside a label is a JSON path's (`contacts[1].name`), not a full stop.
 _FIELD = re.compile(r"^((?:[^:|.!?]|\.(?=\S)){1,60}?):\s+(\S.*)$")
+# A receipt's or a bill's line, as OCR reads it: a short label, then an amount with its cents.
+_PRICED = re.compile(r"^[^.!?:|]{1,60}?\s[-+]?[$€£]?\d{1,3}(?:[,.]?\d{3})*[.,]\d{2}$")
 # Lines the parsers write above rows: a header names the columns every row repeats, so it says
 # nothing of its own; a sheet name is context, kept as a heading by the caller.
 _COLUMNS = re.compile(r"^Columns:\s")
@@ -39,6 +42,7 @@ def is_field_list(lines: Sequence[str]) -> bool:
 def blocks(lines: Sequence[str]) -> Iterator[Block]:
     """A paragraph's lines as told records and runs of prose, in order."""
     fields = sum(bool(_FIELD.match(line)) for line in lines)
+    priced = sum(bool(_PRICED.match(line.strip())) for line in lines)
     prose: list[str] = []
     record: list[tuple[str, str]] = []
     record_key = ""
@@ -69,8 +73,9 @@ def blocks(lines: Sequence[str]) -> Iterator[Block]:
                 yield from flush_record()
                 record_key = json_key.group(1)
             record.append((json_key.group(2), pairs[0][1]))
-        elif pairs and fields >= 2:
-            # One field of a list of them: it stands alone rather than running into the next line.
+        elif (pairs and fields >= 2) or (priced >= 2 and _PRICED.match(line.strip())):
+            # One field (or priced line) of a list of them: it stands alone rather than running
+            # into the next line.
             yield from flush_record()
             yield from flush_prose()
             yield Block(_as_sentence(line.strip()), told=True)

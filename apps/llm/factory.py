@@ -1,4 +1,5 @@
-"""`get_llm(role)`: the provider configured for a role (router, agent, answer).
+"""`get_llm(role)`: the provider configured for a role (router, agent, answer), with the model a
+run's request chose (`apps.llm.model_choice`) in place of the role's own.
 
 Network providers of one service (provider and base URL) share a circuit breaker (`apps.llm.breaker`).
 """
@@ -19,6 +20,7 @@ from apps.llm.anthropic_provider import AnthropicProvider
 from apps.llm.base import LLMProvider, RetryPolicy
 from apps.llm.breaker import breaker_for
 from apps.llm.extractive import ExtractiveProvider
+from apps.llm.model_choice import chosen_model
 from apps.llm.openai_provider import OpenAIProvider
 from apps.llm.scripted import ScriptedProvider
 
@@ -53,6 +55,8 @@ def get_llm(role: str, *, timeout_seconds: float | None = None, max_retries: int
     if override is not None:
         return override
     config = provider_config(role=role, settings=django_settings)
+    if chosen_model():  # the run's request named its model (`model_choice`): every role uses it
+        config = dataclasses.replace(config, model=chosen_model())
     if timeout_seconds is not None:
         config = dataclasses.replace(config, timeout_seconds=min(timeout_seconds, config.timeout_seconds))
     if max_retries is not None:

@@ -102,11 +102,15 @@ def describe_location(location: Mapping[str, Any]) -> str:
     parts = []
     if location.get("page") is not None:
         parts.append(f"page {location['page']}")
-    for key in ("attachment", "chapter", "slide", "sheet"):
+    # "image": one attached to the question (apps/chat/image_reading.py), not a folder's file.
+    for key in ("image", "attachment", "chapter", "slide", "sheet"):
         if location.get(key) is not None:
             parts.append(f"{key} {location[key]}")
     if location.get("range"):
         parts.append(f"cells {location['range']}")
+    if isinstance(location.get("time"), int | float):
+        # Seconds into a recording (a transcript's chunk): where its player starts.
+        parts.append(f"at {clock_time(location['time'])}")
     heading = location.get("heading")
     if heading:
         # Chunks keep the heading path (outermost first); a plain string is accepted too.
@@ -115,6 +119,13 @@ def describe_location(location: Mapping[str, Any]) -> str:
         # Read from a picture: the reader (person or model) should allow for misread characters.
         parts.append("text read by OCR")
     return ", ".join(parts)
+
+
+def clock_time(seconds: float) -> str:
+    """Seconds as a player shows them: 0:42, 12:05, 1:02:03."""
+    minutes, second = divmod(int(seconds), 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{hours}:{minute:02d}:{second:02d}" if hours else f"{minute}:{second:02d}"
 
 
 def extract_citations(answer: str) -> list[int]:

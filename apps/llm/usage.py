@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from decimal import Decimal
 
 from django.db import DatabaseError
 from django.utils import timezone
@@ -52,9 +53,16 @@ def _traced_call(*, provider: str, model: str, call: Callable[[], LLMResponse]) 
 
 
 def usage_record(
-    *, context: UsageContext, provider: str, model: str, usage: Usage, configured: str = ""
+    *,
+    context: UsageContext,
+    provider: str,
+    model: str,
+    usage: Usage,
+    configured: str = "",
+    cost: Decimal | None = None,
 ) -> UsageRecord:
-    """`model`: the name the provider answered with; `configured`: the one asked for, priced when it has none."""
+    """`model`: the name the provider answered with; `configured`: the one asked for, priced when it
+    has none; `cost`: a call not billed by tokens (audio transcribed by the minute)."""
     now = timezone.now()
     record = UsageRecord.objects.create(
         user_id=context.user_id,
@@ -66,7 +74,7 @@ def usage_record(
         output_tokens=usage.output_tokens,
         cached_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
-        cost=usage_cost(models=(model, configured), usage=usage),
+        cost=usage_cost(models=(model, configured), usage=usage) if cost is None else cost,
         created_at=now,
     )
     model_usage_observe(

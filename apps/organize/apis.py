@@ -8,6 +8,7 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated
+from rest_framework.fields import empty
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -49,9 +50,28 @@ def _checked(clean: Any, value: str, field: str) -> str:
         raise serializers.ValidationError(exc.message) from exc
 
 
+class StatusesField(serializers.MultipleChoiceField):
+    """Several statuses, as seed 002 writes them (`?status=pending,accepted`) or repeated
+    (`?status=pending&status=accepted`), or both; an unknown one is a 400 naming it. Left empty
+    (`?status=`), the filter is off, as DRF treats any empty query parameter."""
+
+    def get_value(self, dictionary: Any) -> Any:
+        if self.field_name not in dictionary:
+            return empty
+        values = (
+            dictionary.getlist(self.field_name) if hasattr(dictionary, "getlist") else [dictionary[self.field_name]]
+        )
+        parts = [part.strip() for value in values for part in str(value).split(",") if part.strip()]
+        return parts or empty
+
+
 class SuggestionListApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(choices=SuggestionStatus.choices, required=False)
+        status = StatusesField(
+            choices=SuggestionStatus.choices,
+            required=False,
+            help_text="Any of these statuses: `pending,accepted`, or the parameter repeated.",
+        )
         folder_id = serializers.IntegerField(required=False, min_value=1)
 
     @extend_schema(
@@ -60,7 +80,11 @@ class SuggestionListApi(APIView):
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        suggestions = selectors.suggestion_list(user=request.user, **filters.validated_data)
+        suggestions = selectors.suggestion_list(
+            user=request.user,
+            statuses=sorted(filters.validated_data.get("status", ())),
+            folder_id=filters.validated_data.get("folder_id"),
+        )
         return paginated_response(
             queryset=suggestions, serializer_class=SuggestionOutputSerializer, request=request, view=self
         )
@@ -133,7 +157,7 @@ class SuggestionAcceptAllApi(APIView):
         if folder_id is not None:
             folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         suggestions = selectors.suggestion_list(
-            user=request.user, status=SuggestionStatus.PENDING, folder_id=folder_id
+            user=request.user, statuses=[SuggestionStatus.PENDING], folder_id=folder_id
         ).filter(confidence__gte=data.validated_data["min_confidence"])
         outcome = bulk.suggestions_accept(
             suggestions=list(suggestions[:MAX_ACCEPT_ALL]),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from apps.library.access import FolderAction, folder_ids_allowed
 from apps.library.models import File
@@ -21,18 +22,22 @@ _FILE_TEXT_CHARS = 2000
 
 
 def suggestion_list(
-    *, user: AbstractBaseUser | AnonymousUser, status: str | None = None, folder_id: int | None = None
+    *, user: AbstractBaseUser | AnonymousUser, statuses: Collection[str] = (), folder_id: int | None = None
 ) -> QuerySet[OrganizationSuggestion]:
+    """Newest first; of any of `statuses` (none given: every status)."""
     # The folder's owner and its editors see its suggestions (and its moves, below).
     editable = folder_ids_allowed(user=user, action=FolderAction.EDIT)
     suggestions = OrganizationSuggestion.objects.filter(folder_id__in=editable).select_related(
         "file", "message", "folder"
     )
-    if status:
-        suggestions = suggestions.filter(status=status)
-    if status == SuggestionStatus.PENDING:
-        # A file moved since by another path (a sync saw it elsewhere) has nothing left to decide.
-        suggestions = suggestions.filter(file__path=F("source_path"))
+    if statuses:
+        # A pending one whose file moved since by another path (a sync saw it elsewhere) has
+        # nothing left to decide.
+        others = [status for status in statuses if status != SuggestionStatus.PENDING]
+        wanted = Q(status__in=others)
+        if SuggestionStatus.PENDING in statuses:
+            wanted |= Q(status=SuggestionStatus.PENDING, file__path=F("source_path"))
+        suggestions = suggestions.filter(wanted)
     if folder_id is not None:
         suggestions = suggestions.filter(folder_id=folder_id)
     return suggestions.defer("file__embedding", "file__search_vector").order_by("-created_at", "-id")

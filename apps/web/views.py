@@ -102,7 +102,7 @@ def _folders_page(request: HttpRequest, *, notice: dict[str, str] | None, status
 @login_required
 def folder_chat(request: HttpRequest, folder_id: int) -> HttpResponse:
     folder = folder_access(user=request.user, folder_id=folder_id)
-    return render(request, "web/chat.html", {"folder": folder})
+    return render(request, "web/chat.html", {"folder": folder, "agent_mode_enabled": settings.AGENT_MODE_ENABLED})
 
 
 @login_required
@@ -182,6 +182,9 @@ def file_document(request: HttpRequest, file_id: int) -> HttpResponse:
         "is_pdf": file.mime_type == "application/pdf",
         # SVG too is shown as an <img>, where it never runs script.
         "is_image": file.mime_type.startswith("image/"),
+        # A recording plays from the cited chunk's time (a media fragment, #t=seconds).
+        "is_audio": file.mime_type.startswith("audio/"),
+        "audio_time": location.get("time") if isinstance(location.get("time"), int) else None,
         "web_view_link": _web_view_link(file.source_extra),
         # Said in place of a viewer, which would show the content endpoint's refusal instead.
         "too_large": file_original_too_large(file=file),

@@ -113,7 +113,7 @@ def test_the_model_gets_tools_and_results_paired_with_its_call_ids(library, scri
 
     first, second = scripted.requests
     assert first.system.startswith(AGENT_SYSTEM_PROMPT) and "at most 3 rounds" in first.system
-    assert "search_folder" in {tool.name for tool in first.tools} and len(first.tools) == 12
+    assert "search_folder" in {tool.name for tool in first.tools} and len(first.tools) == 13
     assert [m.role for m in first.messages] == [Role.USER] and first.messages[0].content.endswith(QUESTION)
     assistant, result = second.messages[-2:]
     assert assistant.role is Role.ASSISTANT and assistant.tool_calls[0].name == "search_folder"

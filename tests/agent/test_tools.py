@@ -52,6 +52,7 @@ def test_every_tool_offers_a_valid_json_schema_for_an_object():
             "rerank_documents",
             "get_document_summary",
             "describe_image",
+            "generate_answer",
         }
     )
     for spec in specs:

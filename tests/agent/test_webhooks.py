@@ -215,7 +215,7 @@ def test_the_model_calls_a_webhook_through_the_loop(library, hook_server, script
     # The system prompt describes every tool offered: the built-ins, the image tool, this webhook.
     system = scripted.requests[0].system
     offered = [tool.name for tool in scripted.requests[0].tools]
-    assert len(offered) == 13 and all(f"\n- {name}: " in system for name in offered)
+    assert len(offered) == 14 and all(f"\n- {name}: " in system for name in offered)
     assert "\n- describe_image: Describe an image file" in system and "describe_image shows" in system
     assert "\n- create_ticket: Open a ticket in the team's tracker. (Operator-defined webhook" in system
 

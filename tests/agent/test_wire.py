@@ -9,21 +9,10 @@ import pytest
 
 from apps.chat.agent.prompts import REWRITE_SYSTEM_PROMPT
 from apps.chat.models import Message
-from apps.search.selectors import chunk_search
-from tests.support.agent_runs import QUESTION, ask, tool_results
+from tests.support.agent_runs import QUESTION, ask, first_search_number, tool_names, tool_results
 from tests.support.llm_wire_stub import OPENAI_PATH, StubToolCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def n_of(library, query: str, needle: str) -> int:
-    """The number the loop gives a passage when `query` is the run's first search that finds it."""
-    hits = chunk_search(folder_id=library.folder.pk, query=query, k=8)
-    return next(n for n, hit in enumerate(hits, start=1) if needle in hit.text)
-
-
-def tool_names(body: dict) -> set[str]:
-    return {tool["function"]["name"] if "function" in tool else tool["name"] for tool in body.get("tools", [])}
 
 
 def last_tool_result(sent) -> tuple[str, dict, bool]:
@@ -46,7 +35,7 @@ def assistant_call_ids(sent) -> list[str]:
 
 def test_simple_flow_through_the_sdk(library, sdk, wire_stub):
     w2 = library.file("W2_2024.pdf")
-    n = n_of(library, "federal income tax withheld 2024", "withheld on the 2024")
+    n = first_search_number(library.folder, "federal income tax withheld 2024", "withheld on the 2024")
     wire_stub.reply_tool_calls(StubToolCall("call_s1", "search_folder", {"query": "federal income tax withheld 2024"}))
     wire_stub.reply_tool_calls(StubToolCall("call_r1", "read_document", {"doc_id": w2.pk}))
     wire_stub.reply_text(f"Federal income tax withheld was 12,300 dollars [{n}].", input_tokens=400, output_tokens=15)
@@ -73,7 +62,7 @@ def test_simple_flow_through_the_sdk(library, sdk, wire_stub):
 
 def test_refinement_flow_through_the_sdk(library, sdk, wire_stub, settings):
     settings.AGENT_MAX_ITERATIONS = 4  # search, rewrite, search, answer
-    n = n_of(library, "federal income tax withheld", "withheld on the 2024")
+    n = first_search_number(library.folder, "federal income tax withheld", "withheld on the 2024")
     wire_stub.reply_tool_calls(
         StubToolCall("call_a", "search_folder", {"query": "money my boss kept back", "mode": "keyword"})
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from django.utils import timezone
 
-from apps.chat.models import AgentRun, Conversation, Message, RunStatus
+from apps.chat.models import AgentRun, Conversation, Message, MessageAttachment, RunStatus
 from apps.core.models import PersonalToken
 from apps.core.tokens import personal_token_create
 from apps.library.models import File, Folder, FolderInvitation, FolderMembership
@@ -30,6 +30,7 @@ class Owned:
     invitation: FolderInvitation
     proposal: Message  # a guideline line proposed in the inbox conversation
     token: PersonalToken
+    attachment: MessageAttachment  # an image of the chat's question
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -51,6 +52,7 @@ class Owned:
             "user_id": self.member.user_id,
             "invitation_id": self.invitation.pk,
             "token_id": self.token.pk,
+            "attachment_id": self.attachment.pk,
         }
 
 
@@ -99,6 +101,9 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         metadata={"guideline_proposal": {"target": "taxes/", "pattern": "", "line": "- Notes go in `taxes/`."}},
     )
     token, _ = personal_token_create(user=user, name="owner's script", scopes=["read"])
+    attachment = MessageAttachment.objects.create(
+        message=question, position=1, name="receipt.png", mime_type="image/png", size=4, data=b"\x89PNG"
+    )
     return Owned(
         folder,
         file,
@@ -112,4 +117,5 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         invitation,
         proposal,
         token,
+        attachment,
     )

@@ -95,6 +95,8 @@ def secret_owned(owned):
     # The file's bytes on disk and its indexed text, for the content and chunks endpoints.
     Path(owned.folder.external_id, owned.file.path).write_text(f"{SECRET} note")
     Chunk.objects.create(file=owned.file, folder=owned.folder, chunk_index=0, text=f"{SECRET} chunk", location={})
+    owned.attachment.data = f"{SECRET} image".encode()
+    owned.attachment.save(update_fields=["data"])
     return owned
 
 
@@ -110,6 +112,7 @@ SHOWS_SECRET = {
     "conversations",
     "conversation-detail",
     "inbox-conversation-detail",
+    "attachment-content",
 }
 
 

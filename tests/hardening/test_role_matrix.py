@@ -21,6 +21,7 @@ USER, VIEW, EDIT, MANAGE, AUTHOR, EDITORS, STAFF = "user", "view", "edit", "mana
 
 RULES: dict[str, dict[str, str]] = {
     "agent-metrics": {"get": USER},
+    "attachment-content": {"get": AUTHOR},  # an image of the asker's question, like their conversation
     "auth-token-revoke": {"post": USER},
     "conversation-archive": {"post": AUTHOR},
     "conversation-detail": {"get": AUTHOR, "patch": AUTHOR, "delete": AUTHOR},

@@ -31,6 +31,7 @@ ANY, SESSION = "any", "session"
 
 SCOPES: dict[str, dict[str, str]] = {
     "agent-metrics": {"get": R},
+    "attachment-content": {"get": R},
     "auth-token-revoke": {"post": ANY},  # a token may always end itself
     "conversation-archive": {"post": C},
     "conversation-detail": {"get": R, "patch": C, "delete": C},

@@ -89,3 +89,22 @@ def test_headings_are_told_from_short_sentences():
 
     assert [sentence.text for sentence in sentences] == ["Sales grew.", "We hired a designer in May."]
     assert all("result" in sentence.inherited for sentence in sentences)
+
+
+# A receipt as OCR reads it: a priced line per item, none ending a sentence.
+RECEIPT = ParsedSource(
+    n=1,
+    file_name="receipt.jpg",
+    path="",
+    location="image 1, text read by OCR",
+    text="HARBOR MARKET\n12 Quay Street, Portsmouth\n\nCoffee beans 1kg 18.90\nOat milk x2 3.80\n"
+    "Sourdough loaf 4.50\nTOTAL EUR 27.20\n\nCard ending 4821 APPROVED",
+)
+
+
+def test_each_priced_line_of_a_receipt_is_a_sentence_of_its_own():
+    assert ask("What was the total on this receipt?", [RECEIPT]).text == "TOTAL EUR 27.20 [1]."
+    assert ask("How much were the coffee beans?", [RECEIPT]).text == "Coffee beans 1kg 18.90 [1]."
+    # One price in prose is no list of them: the paragraph stays as it is.
+    (sentence,) = content_sentences(Passage(n=1, text="We paid for lunch\nat noon 12.50"))
+    assert sentence.text == "We paid for lunch at noon 12.50"

@@ -16,6 +16,7 @@ from apps.chat.models import Message
 from apps.chat.services import chat_start, run_execute
 from apps.library.models import Folder
 from apps.llm.types import LLMRequest, LLMResponse, Usage
+from apps.search.selectors import chunk_search
 from tests.support.agent_requests import number_of
 
 QUESTION = "How much federal income tax was withheld on my 2024 W-2?"
@@ -30,6 +31,17 @@ def ask(folder: Folder, text: str, *, agent_mode: bool = True, conversation=None
     events: list = []
     run = run_execute(run_id=run.pk, on_event=events.append)
     return run, events
+
+
+def first_search_number(folder: Folder, query: str, needle: str) -> int:
+    """The number the loop gives a passage when `query` is the run's first search that finds it."""
+    hits = chunk_search(folder_id=folder.pk, query=query, k=8)
+    return next(n for n, hit in enumerate(hits, start=1) if needle in hit.text)
+
+
+def tool_names(body: dict) -> set[str]:
+    """The tools a request to the wire stub offered, in either API's format."""
+    return {tool["function"]["name"] if "function" in tool else tool["name"] for tool in body.get("tools", [])}
 
 
 def tool_results(events) -> list[dict]:

@@ -14,6 +14,7 @@ are whatever `count_tokens` says of the blocks' JSON text.
 
 from __future__ import annotations
 
+import email.policy
 import hashlib
 import json
 import re
@@ -22,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -38,6 +40,7 @@ from tests.support.llm_wire_replies import (
 
 OPENAI_PATH = "/v1/chat/completions"
 OPENAI_EMBEDDINGS_PATH = "/v1/embeddings"
+OPENAI_TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
 ANTHROPIC_PATH = "/v1/messages"
 
 
@@ -65,6 +68,8 @@ class LLMWireStub:
         self.text_sent: list[float] = []  # monotonic times at which text chunks were written
         self.streams_ended: list[float] = []  # ... the last event of each stream
         self._steps: deque[StubStep] = deque()
+        # Answers to transcription requests, in order: segments (start, end, text), or an error status.
+        self._transcripts: deque[list[tuple[float, float, str]] | int] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -143,6 +148,11 @@ class LLMWireStub:
     def cut_stream(self, *chunks: str, error_type: str = "overloaded_error") -> None:
         self.queue(StubStreamCut(chunks=chunks, error_type=error_type))
 
+    def reply_transcript(self, segments: list[tuple[float, float, str]] | int) -> None:
+        """The next transcription request's segments (start and end seconds, text), or its error status."""
+        with self._lock:
+            self._transcripts.append(segments)
+
     @property
     def pending(self) -> int:
         return len(self._steps)
@@ -195,6 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == OPENAI_TRANSCRIPTIONS_PATH:
+            self._transcription(raw)
+            return
         body = json.loads(raw or b"{}")
         request = RecordedRequest(path=self.path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
         if self.path == OPENAI_EMBEDDINGS_PATH:
@@ -222,6 +235,18 @@ class _Handler(BaseHTTPRequestHandler):
                     self._json(200, api.complete(step))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up first (a timeout test); nothing left to tell it
+
+    def _transcription(self, raw: bytes) -> None:
+        """OpenAI's audio transcription: a multipart form in, verbose_json out."""
+        form = _form_fields(self.headers.get("Content-Type", ""), raw)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.wire_stub._lock:
+            self.wire_stub.requests.append(RecordedRequest(path=self.path, headers=headers, body=form))
+            answer = self.wire_stub._transcripts.popleft() if self.wire_stub._transcripts else 500
+        if isinstance(answer, int):
+            self._json(answer, OpenAIFormat().error(answer, error_type(answer), "llm wire stub: transcription failed"))
+        else:
+            self._json(200, _verbose_transcript(answer))
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
@@ -281,4 +306,39 @@ def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
         "data": data,
         "model": body.get("model", "stub-embedding"),
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _form_fields(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A multipart form's fields: text values as strings, a file as its name, type and bytes; a
+    repeated field (``timestamp_granularities[]``) as a list."""
+    message = BytesParser(policy=email.policy.HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        filename = part.get_filename()
+        value: Any = {"filename": filename, "content_type": part.get_content_type(), "data": payload}
+        if filename is None:
+            value = payload.decode()
+        if name in fields:
+            fields[name] = [*(fields[name] if isinstance(fields[name], list) else [fields[name]]), value]
+        else:
+            fields[name] = value
+    return fields
+
+
+def _verbose_transcript(segments: list[tuple[float, float, str]]) -> dict[str, Any]:
+    duration = max((end for _, end, _ in segments), default=0.0)
+    return {
+        "task": "transcribe",
+        "language": "english",
+        "duration": duration,
+        "text": " ".join(text for _, _, text in segments),
+        "segments": [
+            {"id": index, "seek": 0, "start": start, "end": end, "text": text, "tokens": [], "temperature": 0.0}
+            | {"avg_logprob": -0.2, "compression_ratio": 1.3, "no_speech_prob": 0.01}
+            for index, (start, end, text) in enumerate(segments)
+        ],
+        "usage": {"type": "duration", "seconds": duration},
     }

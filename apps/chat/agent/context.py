@@ -9,8 +9,8 @@ final prompt, and for the extractive provider, which keeps numbers it is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apps.chat.prompts import NumberedSource
@@ -101,9 +101,12 @@ class RenderStats:
 
 
 class AgentContext:
-    def __init__(self, *, max_tokens: int) -> None:
+    def __init__(self, *, max_tokens: int, attached: Sequence[NumberedSource] = ()) -> None:
+        """`attached`: what the question brought (its images' text), numbered 1.. ahead of every
+        passage the tools find, and counted against the budget."""
         self.max_tokens = max_tokens
-        self.tokens_used = 0
+        self.attached = [replace(source, n=n) for n, source in enumerate(attached, start=1)]
+        self.tokens_used = sum(estimate_tokens(source.text) for source in self.attached)
         self.trace: list[TraceEntry] = []
         self._numbered: list[NumberedPassage] = []
         self._by_chunk: dict[int, NumberedPassage] = {}
@@ -111,6 +114,10 @@ class AgentContext:
     @property
     def passages(self) -> list[NumberedPassage]:
         return list(self._numbered)
+
+    def sources(self) -> list[NumberedSource]:
+        """Everything numbered so far, as the model saw it: the attached sources, then the passages."""
+        return [*self.attached, *(passage.source() for passage in self._numbered)]
 
     def render(self, data: Any) -> tuple[Any, RenderStats]:
         """`data` with every `Passage` replaced by what the model gets: the numbered passage, a
@@ -139,10 +146,12 @@ class AgentContext:
     def trace_text(self) -> str:
         return "\n".join(f"{index}. {entry.line()}" for index, entry in enumerate(self.trace, start=1))
 
-    def citations(self, answer: str) -> tuple[Citation, ...]:
-        """The passages the answer cites, in order of first citation; numbers never given, dropped."""
-        by_number = {passage.n: passage for passage in self._numbered}
-        return tuple(by_number[n].citation() for n in extract_citations(answer) if n in by_number)
+    def citations(self, answer: str, *, also: Iterable[int] = ()) -> tuple[Citation, ...]:
+        """The passages the answer cites, in order of first citation, then those `also` names (an
+        answering call's list); numbers never given, dropped."""
+        by_number = {source.n: source for source in self.sources()}
+        numbers = dict.fromkeys([*extract_citations(answer), *also])
+        return tuple(by_number[n].citation() for n in numbers if n in by_number)
 
     def _admit(self, passage: Passage, stats: RenderStats) -> dict[str, Any] | None:
         stats.hits += 1
@@ -160,7 +169,7 @@ class AgentContext:
         truncated = estimate_tokens(text) > remaining
         if truncated:
             text = _clip(text, chars=(remaining - 1) * CHARS_PER_TOKEN)
-        numbered = NumberedPassage(n=len(self._numbered) + 1, passage=passage, text=text)
+        numbered = NumberedPassage(n=len(self.attached) + len(self._numbered) + 1, passage=passage, text=text)
         self._numbered.append(numbered)
         self._by_chunk[passage.chunk_id] = numbered
         self.tokens_used += estimate_tokens(text)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from apps.chat.agent.context import NumberedPassage
 from apps.chat.agent.prompts import final_answer_prompt
 from apps.llm.extractive import ExtractiveProvider
+from apps.llm.sources import SourceLike
 from apps.llm.types import LLMResponse, Message, TextCallback
 
 
 def gathered_answer(
-    *, question: str, passages: Sequence[NumberedPassage], trace: str, stopped: str, on_text: TextCallback
+    *, question: str, passages: Sequence[SourceLike], trace: str, stopped: str, on_text: TextCallback
 ) -> LLMResponse:
     prompt = final_answer_prompt(question=question, sources=passages, trace=trace, stopped=stopped)
     return ExtractiveProvider().complete(messages=[Message.user(prompt)], on_text=on_text)

@@ -4,12 +4,14 @@ Each turn the provider sees the tools and streams: text deltas go to the client 
 (`text_delta`), since any turn may turn out to be the answer. Providers stop forwarding text once a
 tool call starts; text that came before it (a preamble) is retracted with `text_reset` and kept as
 the call's reasoning. A tool may take the answer as an argument (`answer_argument`, the inbox's
-respond_to_user): its text streams as the model writes the call, and when the call succeeds it is
-the answer (if it fails, the text is retracted). A tool may instead end the loop with a fixed text
-(`ends_loop_with`, the inbox's handoff_to_organize): once a call of it succeeds, that text is the
-answer, with no further model turn. The calls a turn makes run concurrently (`execution`), each in
-its own thread with the per-tool timeout, and their results go back paired to the call ids, the
-last with the research trace so far, so whichever turn answers knows what was tried. Limits:
+respond_to_user, seed 001's generate_answer): its text streams as the model writes the call, and
+when the call succeeds it is the answer (if it fails, the text is retracted); a successful call
+that leaves it blank has the answer written from what was gathered. A tool may instead end the
+loop with a fixed text (`ends_loop_with`, the inbox's handoff_to_organize): once a call of it
+succeeds, that text is the answer, with no further model turn. The calls a turn makes run
+concurrently (`execution`), each in its own thread with the per-tool timeout, and their results
+go back paired to the call ids, the last with the research trace so far, so whichever turn
+answers knows what was tried. Limits:
 `max_iterations` model turns with tools (then a final answer is forced from what was gathered,
 and the answer says so), a total timeout, a per-tool timeout. Tool rounds stop
 `answer_reserve_seconds` before the total timeout; a run still researching then is answered from
@@ -55,7 +57,7 @@ from apps.chat.agent.prompts import (
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolRegistry
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
-from apps.chat.prompts import HistoryTurn, standard_messages
+from apps.chat.prompts import HistoryTurn, NumberedSource, standard_messages
 from apps.core.logging import redact
 from apps.llm.base import LLMError, LLMProvider, LLMTimeoutError, stream_text
 from apps.llm.factory import get_llm
@@ -82,9 +84,11 @@ def agent_loop_run(
     final_system_prompt: str = FINAL_ANSWER_SYSTEM_PROMPT,
     limits: AgentLimits | None = None,
     llm: LLMProvider | None = None,
+    attached: Sequence[NumberedSource] = (),
 ) -> AgentOutcome:
     """Research `question` with `tools` until answered. Publishes status, tool_call, tool_result
-    and text_delta events; the caller persists the answer and publishes message/done."""
+    and text_delta events; the caller persists the answer and publishes message/done.
+    `attached`: sources the question brought (its images), given with it as [1].. ."""
     loop = _AgentLoop(
         question=question,
         history=history,
@@ -95,6 +99,7 @@ def agent_loop_run(
         final_system_prompt=final_system_prompt,
         limits=limits or AgentLimits.from_settings(),
         llm=llm or get_llm("agent"),
+        attached=attached,
     )
     return loop.run()
 
@@ -112,6 +117,7 @@ class _AgentLoop:
         final_system_prompt: str,
         limits: AgentLimits,
         llm: LLMProvider,
+        attached: Sequence[NumberedSource],
     ) -> None:
         self.question = question
         self.history = history
@@ -124,7 +130,7 @@ class _AgentLoop:
         self.final_system_prompt = final_system_prompt
         self.limits = limits
         self.llm = llm
-        self.context = AgentContext(max_tokens=limits.context_max_tokens)
+        self.context = AgentContext(max_tokens=limits.context_max_tokens, attached=attached)
         self.executor = ToolExecutor(tools=tools, context=self.context, events=events, limits=limits)
         self.iterations = 0
         self.llm_calls = 0  # the loop's own model turns; tools count theirs in the executor
@@ -178,7 +184,7 @@ class _AgentLoop:
             return self._forced_answer(Finish.TIMEOUT)
 
     def _tool_rounds(self) -> AgentOutcome:
-        messages = standard_messages(history=self.history, question=self.question, sources=[])
+        messages = standard_messages(history=self.history, question=self.question, sources=self.context.attached)
         specs = self.tools.specs()
         # Before the first model turn, which may take a second or two: the user sees the run has begun.
         self.events.status("planning", max_iterations=self.limits.max_iterations, tools=len(specs))
@@ -199,7 +205,7 @@ class _AgentLoop:
             results = self._run_tools(response.tool_calls, reasoning=response.text)
             messages.extend(results)
             if answer is not None and not results[response.tool_calls.index(answer)].is_error:
-                return self._answer(str(answer.arguments.get(self._answer_argument(answer.name), "")))
+                return self._answer_call(answer)
             self._retract_turn_text()  # an answering call failed: its streamed text is taken back
             ending = self._ending(response.tool_calls, results)
             if ending:
@@ -210,6 +216,19 @@ class _AgentLoop:
     def _answer_argument(self, name: str) -> str:
         tool = self.tools.get(name)
         return tool.answer_argument if tool else ""
+
+    def _answer_call(self, call: ToolCall) -> AgentOutcome:
+        """A successful answering call: its answer argument is the answer, citing also the passages
+        its citations argument lists; left blank, the answer is written from what was gathered."""
+        tool = self.tools.get(call.name)
+        assert tool is not None  # only a registered tool's call answers
+        listed = call.arguments.get(tool.citations_argument) if tool.citations_argument else None
+        also = [n for n in listed if isinstance(n, int)] if isinstance(listed, list) else []
+        text = str(call.arguments.get(tool.answer_argument) or "")
+        if not text.strip():
+            self._retract_turn_text()
+            return self._forced_answer(Finish.ANSWER_REQUESTED, also=also)
+        return self._answer(text, also=also)
 
     def _ending(self, calls: Sequence[ToolCall], results: Sequence[Message]) -> str:
         """The fixed answer of the first call that succeeded and whose tool ends the loop, if any."""
@@ -302,30 +321,33 @@ class _AgentLoop:
         self.text_resets += 1
         self.events.emit("text_reset", {"iteration": self.iterations})
 
-    def _answer(self, text: str) -> AgentOutcome:
+    def _answer(self, text: str, *, also: Sequence[int] = ()) -> AgentOutcome:
         if self._turn_call and "".join(self._shown) != text:  # a call's argument, misread while streaming
             self._retract_turn_text()
         if not self._turn_streamed:  # a provider that does not stream (offline planners)
             stream_text(text, self._on_text)
         self.events.flush_text()
-        return self._outcome(text, Finish.ANSWERED)
+        return self._outcome(text, Finish.ANSWERED, also=also)
 
-    def _forced_answer(self, finish: Finish) -> AgentOutcome:
-        """Answer from the gathered passages and the search trace, with no tools offered.
+    def _forced_answer(self, finish: Finish, *, also: Sequence[int] = ()) -> AgentOutcome:
+        """Answer from the gathered passages and the search trace, with no tools offered: forced
+        by a limit, or asked for by the model (`Finish.ANSWER_REQUESTED`).
 
         A fresh prompt rather than the tool-call history: providers refuse tool-use turns in a
         request that declares no tools, and the context is the deduplicated, budgeted view anyway.
         """
-        self.events.status("generating", iteration=self.iterations, forced=True, reason=finish.value)
+        forced = finish is not Finish.ANSWER_REQUESTED
+        self.events.status("generating", iteration=self.iterations, forced=forced, reason=finish.value)
         self._announce_turn = False
         messages = standard_messages(history=self.history, question=self.question, sources=[])
         stopped = {
             Finish.ITERATION_LIMIT: f"limit of {self.limits.max_iterations} tool rounds reached",
             Finish.TIMEOUT: f"time limit of {self.limits.total_timeout_seconds:g} s nearly reached",
+            Finish.ANSWER_REQUESTED: "the research is complete",
         }.get(finish, "the model gave no answer")
         trace = self.context.trace_text()
         prompt = final_answer_prompt(
-            question=self.question, sources=self.context.passages, trace=trace, stopped=stopped
+            question=self.question, sources=self.context.sources(), trace=trace, stopped=stopped
         )
         messages[-1] = Message.user(prompt)
         try:
@@ -337,7 +359,7 @@ class _AgentLoop:
             self.answered_offline = True
             response = gathered_answer(
                 question=self.question,
-                passages=self.context.passages,
+                passages=self.context.sources(),
                 trace=trace,
                 stopped=stopped,
                 on_text=self._on_text,
@@ -353,7 +375,7 @@ class _AgentLoop:
             self._on_text(TextDelta(text=notes[finish]))
             text += notes[finish]
         self.events.flush_text()
-        return self._outcome(text, finish)
+        return self._outcome(text, finish, also=also)
 
     # -- tools -------------------------------------------------------------------------------------
     def _run_tools(self, calls: Sequence[ToolCall], *, reasoning: str) -> list[Message]:
@@ -379,10 +401,10 @@ class _AgentLoop:
             reason, progress=self._progress(finish=None), passages=self.context.passages, model_failure=model_failure
         )
 
-    def _outcome(self, text: str, finish: Finish) -> AgentOutcome:
+    def _outcome(self, text: str, finish: Finish, *, also: Sequence[int] = ()) -> AgentOutcome:
         return AgentOutcome(
             text=text,
-            citations=self.context.citations(text),
+            citations=self.context.citations(text, also=also),
             model=self.model or self.llm.model,
             finish=finish,
             progress=self._progress(finish=finish),
@@ -406,7 +428,7 @@ class _AgentLoop:
             "context_tokens": self.context.tokens_used,
             "search_trace": [entry.line() for entry in self.context.trace],
             "finish": finish.value if finish else "fallback",
-            "forced_final_answer": finish is not None and finish is not Finish.ANSWERED,
+            "forced_final_answer": finish is not None and finish not in (Finish.ANSWERED, Finish.ANSWER_REQUESTED),
             "answered_offline": self.answered_offline,
             "fallback_used": finish is None,
             "text_resets": self.text_resets,

@@ -20,6 +20,7 @@ class Finish(StrEnum):
     ITERATION_LIMIT = "iteration_limit"  # answer forced after the last allowed turn
     EMPTY_ANSWER = "empty_answer"  # the model stopped with no text; answer forced
     TIMEOUT = "timeout"  # research ran out of time; answer forced (offline if the model is too slow)
+    ANSWER_REQUESTED = "answer_requested"  # generate_answer called without its text: written from the gathered
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ file (photo, scan, screenshot) contains.
 4. Operator-defined tools (webhooks) act outside the folder: call one only when the user's request \
 needs what it does.
 5. Make independent calls (two searches, two reads for a comparison) in the same turn.
-6. Stop calling tools as soon as you can answer, and answer.
+6. Stop calling tools as soon as you can answer, and answer: write the answer, or give it to \
+generate_answer.
 
 Citations: passages and blocks in tool results are numbered n. Cite every statement taken from \
 them with its number in square brackets, like [1] or [2, 3]; use only numbers you were given. A \

@@ -84,8 +84,11 @@ class Tool:
     run: Callable[[Any, ToolContext], ToolOutput]
     phase: str = "working"  # the `status` phase shown while it runs
     kind: ToolKind = ToolKind.OTHER
-    # A successful call of this tool is the answer: this string argument is its text (see ToolSpec).
+    # A successful call of this tool is the answer: this string argument is its text (see ToolSpec);
+    # left blank, the answer is written from what the run gathered (seed 001's generate_answer).
     answer_argument: str = ""
+    # An answering tool's list of passage numbers the answer rests on, cited beside those its text marks.
+    citations_argument: str = ""
     # A successful call of this tool ends the loop with this fixed text as the answer, with no
     # further model turn (the inbox's handoff: the next agent answers, the model has nothing to add).
     ends_loop_with: str = ""
@@ -108,6 +111,7 @@ def pydantic_tool(
     phase: str = "working",
     kind: ToolKind = ToolKind.OTHER,
     answer_argument: str = "",
+    citations_argument: str = "",
     ends_loop_with: str = "",
 ) -> Tool:
     def parse(arguments: Mapping[str, Any]) -> BaseModel:
@@ -130,6 +134,7 @@ def pydantic_tool(
         phase=phase,
         kind=kind,
         answer_argument=answer_argument,
+        citations_argument=citations_argument,
         ends_loop_with=ends_loop_with,
     )
 

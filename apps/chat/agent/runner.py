@@ -1,7 +1,9 @@
 """Agent mode for folder chat: the research loop over the folder's tools, standard mode as fallback.
 
 `run_question`, `outcome_result` and `standard_fallback` are the parts every agent runner shares
-(the inbox runner uses them too).
+(the inbox runner uses them too). With AGENT_MODE_ENABLED off (seed 001's master switch) a folder
+chat's agent run answers in standard mode and says so; the inbox's agents are not this mode and
+keep running.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import dataclasses
 import logging
 from typing import Any
 
+from django.conf import settings
+
 from apps.chat.agent.loop import AgentFallbackError, AgentOutcome, agent_loop_run
 from apps.chat.agent.outcome import AgentLimits, AgentProgress, progress_attach
 from apps.chat.agent.registry import ToolContext
@@ -17,6 +21,7 @@ from apps.chat.agent.tools import folder_tools
 from apps.chat.answering import Answer, answer_supplement, cite_again, needs_citations
 from apps.chat.events import RunEvents
 from apps.chat.history import conversation_history_for_prompt
+from apps.chat.image_reading import question_images_read
 from apps.chat.models import AgentRun, Message
 from apps.chat.prompts import STANDARD_SYSTEM_PROMPT, HistoryTurn, NumberedSource, standard_messages
 from apps.chat.standard import chat_run_standard
@@ -25,12 +30,18 @@ from apps.llm.factory import get_llm
 
 logger = logging.getLogger(__name__)
 
+AGENT_MODE_OFF = "Agent mode is turned off on this server, so this answer comes from standard mode (one search)."
+AGENT_MODE_OFF_REASON = "Agent mode is turned off on this server."
+
 
 def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
+    if not settings.AGENT_MODE_ENABLED:
+        return _agent_mode_off(run=run, events=events)
     question_message = run_question(run)
     question = str(question_message.content.get("text", ""))
     conversation = run.conversation
     history = conversation_history_for_prompt(conversation=conversation, before_message_id=question_message.pk)
+    images = question_images_read(question=question_message, events=events)
     try:
         outcome = agent_loop_run(
             question=question,
@@ -41,10 +52,11 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
             ),
             events=events,
             limits=AgentLimits.from_settings(max_iterations=run.max_iterations),
+            attached=images.sources,
         )
     except AgentFallbackError as exc:
         return standard_fallback(run=run, events=events, error=exc, metrics={"agent": exc.progress.metrics})
-    sources = [passage.source() for passage in outcome.context.passages]
+    sources = outcome.context.sources()
     result = _cited(
         outcome_result(outcome), run=run, events=events, question=question, history=history, sources=sources
     )
@@ -56,7 +68,23 @@ def chat_run_agent(*, run: AgentRun, events: RunEvents) -> RunResult:
         on_text=events.text,
     )
     events.flush_text()
-    return dataclasses.replace(result, text=text, sources_consulted=consulted)
+    text = images.with_note(text=text, events=events)
+    return dataclasses.replace(result, text=text, sources_consulted=consulted, usage=result.usage + images.usage)
+
+
+def _agent_mode_off(*, run: AgentRun, events: RunEvents) -> RunResult:
+    """Standard mode's answer, after a `notice` saying why, and with that line above the answer.
+
+    Decided when the run executes, not when it was asked: a queued or regenerated agent run
+    follows the switch as it is now."""
+    events.emit("notice", {"kind": "agent_mode_disabled", "message": AGENT_MODE_OFF})
+    result = chat_run_standard(run=run, events=events)
+    return dataclasses.replace(
+        result,
+        notice=" ".join(filter(None, [AGENT_MODE_OFF, result.notice])),
+        fallback_reason=result.fallback_reason or AGENT_MODE_OFF_REASON,
+        metrics={**result.metrics, "agent_mode_disabled": True},
+    )
 
 
 def _cited(

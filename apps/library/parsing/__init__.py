@@ -10,6 +10,7 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Callable
 
+from apps.library.parsing.audio import AUDIO_EXTENSIONS, AUDIO_TYPES, parse_audio
 from apps.library.parsing.base import ParsedDocument, ParseError, Segment, UnsupportedDocument
 from apps.library.parsing.epub import parse_epub
 from apps.library.parsing.images import IMAGE_TYPES, parse_image
@@ -72,8 +73,10 @@ _BY_EXTENSION = {
     ".epub": "application/epub+zip",
     ".eml": "message/rfc822",
     ".md": "text/markdown",
+    **AUDIO_EXTENSIONS,
 }
 PARSERS.update(dict.fromkeys(IMAGE_TYPES, parse_image))
+PARSERS.update(dict.fromkeys(AUDIO_TYPES, parse_audio))
 # Text in all but name: source code, config, logs.
 _TEXTUAL = frozenset(
     {

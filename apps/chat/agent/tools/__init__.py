@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from apps.chat.agent.registry import Tool, ToolRegistry
+from apps.chat.agent.tools.answer import ANSWER_TOOLS
 from apps.chat.agent.tools.documents import DOCUMENT_TOOLS
 from apps.chat.agent.tools.files import FILE_TOOLS
 from apps.chat.agent.tools.images import IMAGE_TOOLS
@@ -18,6 +19,7 @@ BUILTIN_TOOLS: tuple[Tool, ...] = (
     *SUMMARY_TOOLS,
     *IMAGE_TOOLS,
     *FILE_TOOLS,
+    *ANSWER_TOOLS,
 )
 BUILTIN_TOOL_NAMES = frozenset(tool.name for tool in BUILTIN_TOOLS)
 

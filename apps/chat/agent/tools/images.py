@@ -24,10 +24,10 @@ from apps.library.models import File
 from apps.library.parsing import ParseError, UnsupportedDocument, parse_document
 from apps.library.selectors import file_chunk_texts, folder_file_get
 from apps.library.sources import SourceError, source_entry_of, source_for
-from apps.llm.base import LLMError
+from apps.llm.base import LLMError, LLMProvider
 from apps.llm.factory import get_model
 from apps.llm.failures import failure_reason
-from apps.llm.types import ImagePart, Message, Role
+from apps.llm.types import ImagePart, LLMResponse, Message, Role
 
 DESCRIBE_MAX_TOKENS = 500
 OCR_TEXT_CHARS = 4000
@@ -70,19 +70,9 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
     mime_type = (mime_type or file.mime_type).split(";", 1)[0].strip().lower()
     if vision_model is not None and mime_type in VISION_TYPES:
         question = arguments.question or context.question
+        image = ImagePart(media_type=mime_type, data=data)
         try:
-            response = vision_model.complete(
-                messages=[
-                    Message(
-                        role=Role.USER,
-                        content=f"File: {file.path}\nQuestion: {question}",
-                        images=(ImagePart(media_type=mime_type, data=data),),
-                    )
-                ],
-                system=DESCRIBE_SYSTEM_PROMPT,
-                max_tokens=DESCRIBE_MAX_TOKENS,
-                temperature=0.0,
-            )
+            response = image_description(model=vision_model, image=image, label=file.path, question=question)
         except LLMError as exc:
             why = f"the vision model failed: {failure_reason(exc)}"  # the exception's text is no tool output
             return _ocr(file=file, data=data, mime_type=mime_type, why=why)
@@ -92,6 +82,17 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
             usage=response.usage,
         )
     return _ocr(file=file, data=data, mime_type=mime_type, why=why)
+
+
+def image_description(*, model: LLMProvider, image: ImagePart, label: str, question: str) -> LLMResponse:
+    """The vision model's account of one image (a folder's file, or one attached to the question:
+    `apps.chat.image_reading`); `label` names it to the model. Raises `LLMError`."""
+    return model.complete(
+        messages=[Message(role=Role.USER, content=f"File: {label}\nQuestion: {question}", images=(image,))],
+        system=DESCRIBE_SYSTEM_PROMPT,
+        max_tokens=DESCRIBE_MAX_TOKENS,
+        temperature=0.0,
+    )
 
 
 def _ocr(*, file: File, data: bytes, mime_type: str, why: str) -> ToolOutput:

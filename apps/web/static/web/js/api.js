@@ -19,15 +19,17 @@ function csrfToken() {
   return document.querySelector('meta[name="csrf-token"]').content;
 }
 
+// `body`: an object sent as JSON, or a FormData sent as multipart (the browser sets its boundary).
 export async function api(path, { method = "GET", body } = {}) {
   const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
   const response = await fetch(path, {
     method,
     headers,
     credentials: "same-origin",
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined || form ? body : JSON.stringify(body),
   });
   if (response.status === 401 && !leaving) {
     // The session expired: come back here after logging in again.

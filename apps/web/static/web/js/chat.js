@@ -1,5 +1,6 @@
 // The chat page: conversations of one folder, asking, and following each answer as it streams.
 import { ApiError, api, results } from "./api.js";
+import { ImagePicker } from "./chat-images.js";
 import { h, sendOnEnter, statusSetter } from "./dom.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { relativeTime } from "./relative-times.js";
@@ -12,18 +13,23 @@ const scroller = document.getElementById("messages-scroll");
 const emptyChat = document.getElementById("empty-chat");
 const form = document.getElementById("composer");
 const question = document.getElementById("question");
+// Absent when the server turned agent mode off (AGENT_MODE_ENABLED): every question is standard.
 const agentMode = document.getElementById("agent-mode");
 // The mode is a preference, kept across reloads and conversations in this browser.
 const AGENT_MODE_KEY = "folderchat:agent-mode";
-agentMode.checked = localStorage.getItem(AGENT_MODE_KEY) === "on";
-agentMode.addEventListener("change", () => localStorage.setItem(AGENT_MODE_KEY, agentMode.checked ? "on" : "off"));
+if (agentMode) {
+  agentMode.checked = localStorage.getItem(AGENT_MODE_KEY) === "on";
+  agentMode.addEventListener("change", () => localStorage.setItem(AGENT_MODE_KEY, agentMode.checked ? "on" : "off"));
+}
 const send = document.getElementById("send");
 const stop = document.getElementById("stop");
 const setStatus = statusSetter(document.getElementById("run-status"));
 const conversationList = document.getElementById("conversation-list");
+const images = new ImagePicker(document.getElementById("images"), document.getElementById("chosen-images"));
 
 const PHASES = {
   queued: "Waiting for a worker…",
+  reading_images: "Reading the attached images…",
   searching: "Searching your files…",
   rewriting: "Rewriting the query…",
   reading_file: "Reading a document…",
@@ -182,7 +188,7 @@ async function loadConversation(id) {
   const conversation = await api(`/api/conversations/${id}`);
   if (conversation.folder_id !== folderId) throw new Error("it belongs to another folder");
   for (const message of conversation.messages) {
-    if (message.role === "user") append(questionItem(message.text));
+    if (message.role === "user") append(questionItem(message.text, message.attachments ?? []));
     else if (message.role === "agent") {
       const view = AnswerView.finished(message);
       answerControls(view);
@@ -313,7 +319,11 @@ async function ask(text) {
   try {
     accepted = await api(`/api/folders/${folderId}/chat`, {
       method: "POST",
-      body: { message: text, conversation_id: conversationId, agent_mode: agentMode.checked },
+      body: images.body({
+        message: text,
+        conversation_id: conversationId,
+        agent_mode: Boolean(agentMode?.checked),
+      }),
     });
   } catch (error) {
     setBusy(false);
@@ -321,7 +331,7 @@ async function ask(text) {
     else setStatus(error.message, { failed: true });
     return false;
   }
-  append(questionItem(text));
+  append(questionItem(text, images.take()));
   showConversationInUrl(accepted.conversation_id);
   follow({ runId: accepted.run_id, conversationId: accepted.conversation_id, eventsUrl: accepted.events_url });
   return true;
@@ -333,7 +343,7 @@ function showAccessLost() {
   document.getElementById("access-lost").hidden = false;
   question.disabled = true;
   send.disabled = true;
-  agentMode.disabled = true;
+  if (agentMode) agentMode.disabled = true;
   conversationList.replaceChildren();
   setStatus("You no longer have access to this folder.", { failed: true });
 }

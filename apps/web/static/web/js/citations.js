@@ -4,6 +4,8 @@
 const QUOTE_CHARS = 160;
 
 export function citationHref(citation) {
+  // An image attached to the question opens whole: it is no file of the folder.
+  if (citation.attachment_id) return `/api/attachments/${encodeURIComponent(citation.attachment_id)}`;
   const params = new URLSearchParams();
   if (citation.chunk_id) params.set("chunk", citation.chunk_id);
   const quote = (citation.snippet ?? "").split(/\s+/).join(" ").trim().slice(0, QUOTE_CHARS);

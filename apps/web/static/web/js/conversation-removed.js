@@ -14,7 +14,7 @@ async function start() {
     return;
   }
   for (const message of conversation.messages) {
-    if (message.role === "user") messages.append(questionItem(message.text));
+    if (message.role === "user") messages.append(questionItem(message.text, message.attachments ?? []));
     else if (message.role === "agent") messages.append(AnswerView.finished(message).item);
   }
 }

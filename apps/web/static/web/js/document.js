@@ -2,6 +2,7 @@
 // Consecutive chunks overlap (a chunk is the document's text from char_start to char_end): each shows
 // only what the one before did not, so the text reads once, in order; the cited chunk shows whole.
 import { api, results } from "./api.js";
+import { playButton } from "./document-audio.js";
 import { clone, field, h } from "./dom.js";
 
 // A reload opens at the cited passage again, not where the browser last was.
@@ -57,6 +58,8 @@ function chunkItem(chunk) {
   const item = clone("chunk-item");
   item.id = `chunk-${chunk.id}`;
   field(item, "location").textContent = chunk.location_label || `Part ${chunk.chunk_index + 1}`;
+  const play = playButton(chunk);
+  if (play) field(item, "location").append(" ", play);
   if (chunk.id === citedId) {
     item.classList.add("cited");
     item.tabIndex = -1;

@@ -31,6 +31,15 @@ export function locationText(location = {}) {
   if (location.chapter) parts.push(location.chapter);
   if (location.heading) parts.push(location.heading);
   if (location.attachment) parts.push(`attachment ${location.attachment}`);
+  if (Number.isInteger(location.time)) parts.push(`at ${clockTime(location.time)}`);
   if (location.ocr) parts.push("text read by OCR");
   return parts.join(" · ");
+}
+
+// "0:42", "1:02:03": seconds into a recording, as a player shows them.
+export function clockTime(seconds) {
+  const pad = (value) => String(value).padStart(2, "0");
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  return hours ? `${hours}:${pad(minutes)}:${pad(seconds % 60)}` : `${minutes}:${pad(seconds % 60)}`;
 }

@@ -3,15 +3,18 @@ import { citationLabel, renderAnswer } from "./answer.js";
 import { api } from "./api.js";
 import { citationHref } from "./citations.js";
 import { renderNotes } from "./answer-notes.js";
+import { questionImages } from "./chat-images.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
 import { StepList } from "./steps.js";
 
-export function questionItem(text) {
+// `images`: the question's attachments ({name, url}), shown above its text.
+export function questionItem(text, images = []) {
   const item = clone("message-item");
   item.classList.add("message-user");
   field(item, "role").textContent = "You";
   field(item, "text").textContent = text;
+  if (images.length) field(item, "text").before(questionImages(images));
   return item;
 }
 
