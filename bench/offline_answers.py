@@ -13,6 +13,7 @@ sources, the user prompt) of two answerers in the same run: the baseline, loaded
 - ordered: answers whose citations are numbered in ascending order of first use.
 
     .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all] [--only TEXT]
+        [--redis-db N]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from offline_answers_questions import MISSING, QUESTIONS, Question
-from scratch import ROOT, scratch_services
+from scratch import BENCH_REDIS_DB, ROOT, scratch_services
 
 BASELINE = "4a3688b"
 FOLDERS = {
@@ -173,8 +174,12 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help="commit whose answerer is the 'before' column")
     parser.add_argument("--only", default="", help="ask only the questions containing this text")
     parser.add_argument("--show", choices=["tuning", "held out", "all"], help="print these answers with their scores")
+    # The scratch Redis db is flushed afterwards: one nobody else is using.
+    parser.add_argument("--redis-db", type=int, default=BENCH_REDIS_DB, help="Redis db for the run (flushed after)")
     args = parser.parse_args()
-    with scratch_services("bench_offline_answers", EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"):
+    with scratch_services(
+        "bench_offline_answers", redis_db=args.redis_db, EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"
+    ):
         from apps.llm.extractive import ExtractiveProvider
 
         labels = {

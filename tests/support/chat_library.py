@@ -13,6 +13,20 @@ from apps.chat.types import Citation
 from apps.embeddings.providers import get_embedder
 from apps.library.models import Chunk, File, Folder
 
+# Three files whose chunks answer distinct questions, so each citation can point at only one of them.
+THREE_FILES: dict[str, list[tuple[str, dict]]] = {
+    "finance/W2_2024.pdf": [
+        ("The W-2 form for 2024 reports total wages of 84,500 dollars paid by Acme Corporation.", {"page": 1}),
+        ("Federal income tax withheld on the 2024 W-2 was 12,300 dollars.", {"page": 2}),
+    ],
+    "recipes/pancakes.md": [
+        ("Pancakes need two cups of flour, two eggs and one and a half cups of milk.", {"heading": "Ingredients"}),
+    ],
+    "travel/passport.txt": [
+        ("The passport renewal appointment is booked at the consulate on March 3.", {}),
+    ],
+}
+
 
 def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:
     file = File.objects.create(
