@@ -4,13 +4,16 @@ Indexes `sample_folder/` and the two folders under `bench/answer_folders/` (home
 held out) with the real local embedder into a scratch database, then asks every question of
 `offline_answers_questions.py` the way standard mode does (hybrid `chunk_search`, numbered
 sources, the user prompt) of two answerers in the same run: the baseline, loaded from git at
-`--baseline` (default: the commit before this work), and the working tree's. Per answerer and set:
+`--baseline` (default: the commit before this work), and the working tree's, as standard mode
+gives it (`apps.chat.offline`: the question's terms judged, the citations renumbered by first use;
+the baseline's answer is its provider's text, as standard mode gave it until then). Per answerer
+and set:
 
 - facts found: expected facts (or a "not found" notice for a part the folder does not hold) stated;
 - facts wrong: a figure of the neighbouring row, year or file stated instead;
 - unrelated: cited sentences per answer whose source is not among the files bearing on the question;
 - factless: cited sentences per answer holding none of the question's expected facts;
-- ordered: answers whose citations are numbered in ascending order of first use.
+- ordered: answers whose citations are numbered 1, 2, … in order of first use, without gaps.
 
     .venv/bin/python bench/offline_answers.py [--baseline COMMIT] [--show tuning|"held out"|all] [--only TEXT]
         [--redis-db N]
@@ -26,6 +29,7 @@ import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from offline_answers_questions import MISSING, QUESTIONS, Question
 from scratch import BENCH_REDIS_DB, ROOT, scratch_services
@@ -41,7 +45,8 @@ NOT_FOUND = re.compile(r"found nothing|could not find|nothing (?:in this folder 
 # An answer's cited sentences: text up to a closing punctuation that follows one or more [n].
 CITED_SENTENCE = re.compile(r"[^\[]*?((?:\[\d+(?:,\s*\d+)*\]\s*)+)[.!?…]?")
 
-Answerer = Callable[[str, Sequence[object]], str]
+# (folder id, question, numbered sources) -> the answer and the sources as it numbers them.
+Answerer = Callable[[int, str, Sequence[Any]], tuple[str, Sequence[Any]]]
 
 
 @dataclass
@@ -97,14 +102,25 @@ def baseline_provider(commit: str) -> type:
     return load("extractive").ExtractiveProvider
 
 
-def answerer(provider_class: type) -> Answerer:
+def baseline_answerer(provider_class: type) -> Answerer:
     from apps.chat.prompts import standard_messages
 
-    def answer(question: str, sources: Sequence[object]) -> str:
-        messages = standard_messages(history=[], question=question, sources=sources)  # type: ignore[arg-type]
-        return str(provider_class().complete(messages=messages).text)
+    def answer(folder_id: int, question: str, sources: Sequence[Any]) -> tuple[str, Sequence[Any]]:
+        messages = standard_messages(history=[], question=question, sources=sources)
+        return str(provider_class().complete(messages=messages).text), sources
 
     return answer
+
+
+def standard_answerer(folder_id: int, question: str, sources: Sequence[Any]) -> tuple[str, Sequence[Any]]:
+    from apps.chat.offline import offline_answer, unfound_terms
+    from apps.chat.prompts import standard_messages
+    from apps.llm.extractive import ExtractiveProvider
+
+    messages = standard_messages(history=[], question=question, sources=sources)
+    unfound = unfound_terms(folder_id=folder_id, question=question, sources=sources)
+    found = offline_answer(llm=ExtractiveProvider(), messages=messages, sources=sources, unfound=unfound)
+    return found.text, found.sources
 
 
 def indexed(name: str, root: Path) -> int:
@@ -139,7 +155,7 @@ def score(question: Question, answer: str, paths: dict[int, str]) -> Score:
             result.unrelated += 1
         if not any(has_fact(match.group(0), fact) for fact in question.facts if fact != MISSING):
             result.factless += 1
-    result.ordered = int(first_use == sorted(first_use))
+    result.ordered = int(first_use == list(range(1, len(first_use) + 1)))
     return result
 
 
@@ -156,11 +172,10 @@ def run(answerers: dict[str, Answerer], *, show: str | None, only: str) -> dict[
     for question in [question for question in QUESTIONS if only in question.text]:
         hits = chunk_search(folder_id=folder_ids[question.folder], query=question.text, k=settings.CHAT_SEARCH_K)
         sources = numbered_sources(hits)
-        paths = {source.n: source.path for source in sources}
         split = "held out" if question.held_out else "tuning"
         for label, answer_with in answerers.items():
-            answer = answer_with(question.text, sources)
-            figures = score(question, answer, paths)
+            answer, numbered = answer_with(folder_ids[question.folder], question.text, sources)
+            figures = score(question, answer, {source.n: source.path for source in numbered})
             totals.setdefault((label, split), Score()).add(figures)
             if show in (split, "all"):
                 print(f"\n[{label} | {split} | {question.folder}] {question.text}\n  {answer}\n  -> {figures}")
@@ -180,19 +195,16 @@ def main() -> None:
     with scratch_services(
         "bench_offline_answers", redis_db=args.redis_db, EMBEDDING_PROVIDER="local", LOG_LEVEL="WARNING"
     ):
-        from apps.llm.extractive import ExtractiveProvider
-
-        labels = {
-            f"before ({args.baseline})": baseline_provider(args.baseline),
-            "after (working tree)": ExtractiveProvider,
+        answerers = {
+            f"before ({args.baseline})": baseline_answerer(baseline_provider(args.baseline)),
+            "after (working tree)": standard_answerer,
         }
-        answerers = {label: answerer(provider) for label, provider in labels.items()}
         totals = run(answerers, show=args.show, only=args.only)
     header = ["set", "answerer", "facts found", "facts wrong", "unrelated/answer", "factless/answer", "ordered"]
     print("\n" + " | ".join(header))
     print(" | ".join("---" for _ in header))
     for split in ("tuning", "held out"):
-        for label in labels:
+        for label in answerers:
             figures = totals.get((label, split), Score())
             print(" | ".join([f"{split} ({figures.questions} q)", label, *figures.cells()]))
 

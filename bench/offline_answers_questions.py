@@ -86,6 +86,9 @@ QUESTIONS: list[Question] = [
         ["1,400", MISSING],
         {"personal/travel-plans.md", "finance/budget-2025.md"},
     ),
+    # Questions the folder cannot answer at all (issue 42): the answer says so, quoting nothing.
+    q("sample", "What is the name of my dentist?", [MISSING], set()),
+    q("sample", "What is the capital of Peru?", [MISSING], set()),
     # sample_folder, held out
     q(
         "sample",

@@ -6,6 +6,8 @@ the question is still answered, and cited. A model answer that cites nothing whi
 given is asked for once more with a citation instruction; if it still cites nothing, the passages
 it was given are attached as sources consulted. An answer that found nothing says what was
 searched. The provider's exception goes to the log (redacted, with the run id), never to the user.
+The offline answerer's answer (the default provider's, or the fallback's) comes from `offline`:
+judged against the question's terms, then renumbered by first use before it is streamed.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
+from apps.chat.offline import offline_answer
 from apps.chat.prompts import NumberedSource, answer_citations
 from apps.chat.types import Citation
 from apps.core.logging import redact
-from apps.llm.base import LLMError, LLMProvider
+from apps.llm.base import LLMError, LLMProvider, stream_text
 from apps.llm.extractive import ExtractiveProvider
 from apps.llm.failures import REASONS, FailureKind, error_notice, failure_kind, failure_notice
 from apps.llm.types import Message, StopReason, TextCallback, TextDelta, Usage
@@ -40,6 +44,10 @@ _NOT_FOUND = re.compile(
 )
 SEARCHED_FILES_SHOWN = 5
 SEARCHED_QUERY_CHARS = 120
+
+
+# The question's words the sources lack (`offline.unfound_terms`), looked up when first needed.
+UnfoundTerms = Callable[[], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -71,11 +79,15 @@ def answer_from_sources(
     events: RunEvents,
     run_id: object,
     failure: FailureKind | None = None,
+    unfound: UnfoundTerms = lambda: (),
 ) -> Answer:
     """Stream the answer to `messages` (whose last turn holds `sources`, numbered) to `events`.
 
     `failure`: the model already failed in this run (an agent's), so the answer comes offline at
     once, without calling it again. `searched`: the queries run, for an answer that found nothing.
+    `unfound`: the question's words the sources lack when they hold too little of it
+    (`offline.unfound_terms`): the offline answerer then says it found nothing about them. Asked
+    only when the answer comes offline: a model needs no look-up.
     """
     first_text_at: list[float] = []
 
@@ -92,10 +104,20 @@ def answer_from_sources(
             failure=failure,
             notice=failure_notice(failure),
             on_text=on_text,
+            unfound=unfound,
         )
+    elif isinstance(llm, ExtractiveProvider):
+        answer = _offline(messages=messages, sources=sources, events=events, on_text=on_text, unfound=unfound, llm=llm)
     else:
         answer = _from_model(
-            llm=llm, messages=messages, system=system, sources=sources, events=events, run_id=run_id, on_text=on_text
+            llm=llm,
+            messages=messages,
+            system=system,
+            sources=sources,
+            events=events,
+            run_id=run_id,
+            on_text=on_text,
+            unfound=unfound,
         )
     text, consulted = answer_supplement(
         text=answer.text, citations=answer.citations, sources=sources, searched=searched, on_text=on_text
@@ -134,6 +156,7 @@ def _from_model(
     events: RunEvents,
     run_id: object,
     on_text: TextCallback,
+    unfound: UnfoundTerms,
 ) -> Answer:
     streamed: list[str] = []
 
@@ -150,7 +173,13 @@ def _from_model(
             events.flush_text()
             events.emit("text_reset", {"reason": "model_unavailable"})
         return _offline(
-            messages=messages, sources=sources, events=events, failure=kind, notice=error_notice(exc), on_text=on_text
+            messages=messages,
+            sources=sources,
+            events=events,
+            failure=kind,
+            notice=error_notice(exc),
+            on_text=on_text,
+            unfound=unfound,
         )
     model, usage, calls = response.model or llm.model, response.usage, 1
     text, truncated = response.text, response.stop_reason is StopReason.MAX_TOKENS
@@ -206,19 +235,31 @@ def _offline(
     messages: Sequence[Message],
     sources: Sequence[NumberedSource],
     events: RunEvents,
-    failure: FailureKind,
-    notice: str,
     on_text: TextCallback,
+    unfound: UnfoundTerms,
+    failure: FailureKind | None = None,
+    notice: str = "",
+    llm: ExtractiveProvider | None = None,
 ) -> Answer:
-    # A used-up budget takes this path too: no call was made, and its notice says when it resets.
-    events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": notice})
-    offline = ExtractiveProvider()
-    response = offline.complete(messages=messages, on_text=on_text)
+    """The offline answerer's answer: the configured provider's (`llm`), or, after the model's
+    `failure`, the fallback's, announced by its `notice`."""
+    if failure is not None:
+        # A used-up budget takes this path too: no call was made, and its notice says when it resets.
+        events.emit("notice", {"kind": "model_unavailable", "failure": failure.value, "message": notice})
+    found = offline_answer(llm=llm or ExtractiveProvider(), messages=messages, sources=sources, unfound=unfound())
+    try:
+        stream_text(found.text, on_text)
+    except RunCancelled as exc:  # what was shown cites the sources by their new numbers
+        exc.citations = answer_citations(answer=events.text_so_far(), sources=found.sources)
+        raise
     return Answer(
-        text=response.text,
-        citations=answer_citations(answer=response.text, sources=sources),
-        model=offline.model,
-        failure=failure,  # its usage is left out: word counts, not tokens any model was paid for
+        text=found.text,
+        citations=answer_citations(answer=found.text, sources=found.sources),
+        model=found.model,
+        # A fallback's usage is left out: word counts, not tokens any model was paid for.
+        usage=found.usage if failure is None else Usage(),
+        llm_calls=found.llm_calls if failure is None else 0,
+        failure=failure,
         notice=notice,
     )
 

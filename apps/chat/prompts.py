@@ -7,7 +7,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from apps.chat.types import Citation
-from apps.llm.sources import build_user_prompt, describe_location, extract_citations, format_sources
+from apps.llm.sources import (
+    build_user_prompt,
+    describe_location,
+    extract_citations,
+    format_sources,
+    renumber_citations,
+)
 from apps.llm.types import Message, Role
 from apps.search.types import SearchHit
 
@@ -105,3 +111,15 @@ def answer_citations(*, answer: str, sources: Sequence[NumberedSource]) -> tuple
     """The sources the answer actually cites, in order of first citation; unknown numbers dropped."""
     by_number = {source.n: source for source in sources}
     return tuple(by_number[n].citation() for n in extract_citations(answer) if n in by_number)
+
+
+def renumbered(*, answer: str, sources: Sequence[NumberedSource]) -> tuple[str, list[NumberedSource]]:
+    """`answer` and `sources` numbered anew: the cited sources 1, 2, … in order of first citation,
+    the others after them. A number no source has is kept: being above the sources' numbers, it
+    cannot be mistaken for a renumbered one."""
+    known = {source.n for source in sources}
+    cited = [n for n in extract_citations(answer) if n in known]
+    order = [*cited, *(source.n for source in sources if source.n not in cited)]
+    numbers = {old: new for new, old in enumerate(order, start=1)}
+    ordered = sorted(sources, key=lambda source: numbers[source.n])
+    return renumber_citations(answer, numbers), [dataclasses.replace(source, n=numbers[source.n]) for source in ordered]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from apps.chat.events import RunEvents
 from apps.chat.history import conversation_history_for_prompt
 from apps.chat.image_reading import question_images_read
 from apps.chat.models import AgentRun, Conversation
+from apps.chat.offline import unfound_terms
 from apps.chat.prompts import (
     STANDARD_SYSTEM_PROMPT,
     HistoryTurn,
@@ -78,6 +80,9 @@ def chat_run_standard(
         gathered=[*images.sources, *gathered],
     )
     sources, history, messages = prompt.sources, prompt.history, prompt.messages
+    unfound = functools.partial(
+        unfound_terms, folder_id=run.conversation.live_folder_id, question=question, sources=sources
+    )
     searched_at = time.perf_counter()
 
     events.status("generating", sources=len(sources))
@@ -91,9 +96,11 @@ def chat_run_standard(
             events=events,
             run_id=run.pk,
             failure=model_failure,
+            unfound=unfound,
         )
     except RunCancelled as exc:  # the stopped answer's [n] still point at their sources
-        exc.citations = answer_citations(answer=events.text_so_far(), sources=sources)
+        # An offline answer, renumbered, has already set them.
+        exc.citations = exc.citations or answer_citations(answer=events.text_so_far(), sources=sources)
         raise
     generated = time.perf_counter()
     return RunResult(

@@ -10,7 +10,12 @@ from apps.chat.models import Conversation
 from apps.core.api import ApplicationError
 from apps.inbox.router import Route
 from apps.inbox.selectors import inbox_files, last_shown_file_ids
-from apps.library.selectors import folder_file_get_by_path, folder_files_get
+from apps.library.selectors import (
+    folder_file_get_by_path,
+    folder_files_get,
+    folder_files_get_by_path,
+    folder_files_named,
+)
 from apps.organize.models import OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import folder_path_clean, in_inbox
 from apps.organize.terms import name_terms, organize_terms
@@ -22,6 +27,8 @@ ORGANIZE_MAX_FILES = 1000
 _REFERS_TO_ONE = re.compile(r"\b(it|this|that|the (file|one))\b", re.IGNORECASE)
 _REFERS_TO_ALL = re.compile(r"\b(them|these|those|the (files|ones))\b", re.IGNORECASE)
 _HINT_NOISE = re.compile(r"\b(my|the|a|folder|directory|dir)\b", re.IGNORECASE)
+# A file spelled out as a name with an extension ("budget-2025.md") or a path ("finance/budget-2025.md").
+_SPELLED_FILE = re.compile(r"(?<![\w./-])(\w[\w./-]+\.[A-Za-z0-9]{1,8})(?![\w-])")
 
 
 def paths_meant(
@@ -44,6 +51,9 @@ def paths_meant(
     named_path = route.params.get("file_path")
     if named_path and folder_file_get_by_path(folder_id=folder_id, path=named_path) is not None:
         return [named_path], True
+    spelled = _spelled_files(folder_id=folder_id, text=text, target=target)
+    if spelled:
+        return spelled, True
     waiting = inbox_files(folder_id=folder_id, limit=ORGANIZE_MAX_FILES)
     words = set(organize_terms(text)) - set(organize_terms(target or ""))
     named = [file.path for file in waiting if words & set(name_terms(file.name))]
@@ -62,6 +72,29 @@ def paths_meant(
         )
     )
     return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)], False
+
+
+def _spelled_files(*, folder_id: int, text: str, target: str | None) -> list[str]:
+    """The files a message spells out, wherever they are: "move finance/budget-2025.md to finance"
+    means that file, not the inbox. A name found nowhere is kept when a destination was said, so
+    the answer says it was not found rather than organizing other files."""
+    words = dict.fromkeys(match.group(1).strip("./") for match in _SPELLED_FILE.finditer(text))
+    spelled = [word for word in words if word != (target or "").rstrip("/")]  # "to v2.0" is the folder
+    if not spelled:
+        return []
+    by_path = folder_files_get_by_path(folder_id=folder_id, paths=spelled)
+    named = folder_files_named(folder_id=folder_id, names=[name for name in spelled if "/" not in name])
+    paths: list[str] = []
+    for word in spelled:
+        if word in by_path:
+            paths.append(word)
+            continue
+        same_name = [file.path for file in named if file.name == word]
+        # The same name in several places: the copy waiting in the inbox is the one meant.
+        paths += [path for path in same_name if in_inbox(path)][:1] or same_name
+        if not same_name and target:
+            paths.append(word)
+    return list(dict.fromkeys(paths))
 
 
 def target_of(route: Route, *, folder_id: int) -> str | None:

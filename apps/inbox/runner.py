@@ -276,6 +276,11 @@ def _organize(turn: Turn, *, file_ids: Sequence[int] | None = None, target: str 
         target=target,
     )
     if not paths:
+        if inbox_files(folder_id=folder_id, limit=1):
+            return _reply(
+                "Every file in inbox/ already has a suggestion waiting for your answer. "
+                "Which file do you mean? Name it, like “move budget.md to finance/”."
+            )
         return _reply("There's nothing in inbox/ waiting to be organized. Which file do you mean?")
     if target and named:
         # "Move X to Y": the user's word, carried out; no agent second-guesses it.

@@ -62,11 +62,13 @@ def moves_as_told(
         assert result.move is not None and result.message is not None  # accepting always moves and says so
         outcome.moved += 1
         outcome.messages.append(result.message)
-        outcome.lines.append(f"Moved {result.move.from_path} to {result.move.to_path}.")
     return outcome
 
 
 def told_text(outcome: ToldOutcome) -> str:
-    if outcome.moved > 1:
-        return "\n".join([f"Done: moved {outcome.moved} files.", *(f"- {line}" for line in outcome.lines)])
+    """The reply: each move is shown by its own message ("Moved … to …", with Undo), so the reply
+    counts them and says only what could not be done."""
+    if outcome.moved:
+        done = f"Done: moved {outcome.moved} file{'' if outcome.moved == 1 else 's'}."
+        return "\n".join([done, *(f"- {line}" for line in outcome.lines)])
     return " ".join(outcome.lines) or "Nothing to move."

@@ -147,6 +147,11 @@ def folder_files_get_by_path(*, folder_id: int, paths: Sequence[str]) -> dict[st
     return {file.path: file for file in folder_files(folder_id=folder_id).filter(path__in=paths)}
 
 
+def folder_files_named(*, folder_id: int, names: Sequence[str]) -> list[File]:
+    """Files called any of `names`, wherever they are in the folder, by path."""
+    return list(folder_files(folder_id=folder_id).filter(name__in=names).order_by("path"))
+
+
 def folder_files_under(*, folder_id: int, prefix: str, limit: int) -> list[File]:
     """Files whose path starts with `prefix`, by path, at most `limit`."""
     return list(folder_files(folder_id=folder_id).filter(path__startswith=prefix).order_by("path")[:limit])

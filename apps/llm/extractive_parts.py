@@ -135,6 +135,12 @@ def question_parts(question: str) -> list[Part]:
     return parts
 
 
+def looked_up(question: str) -> str:
+    """`question` less the way it is put ("how much", "larger", "compared to"): the words a passage
+    answering it would hold."""
+    return " ".join(_COMPARATIVE.sub(" ", _HOW.sub(" ", question)).split())
+
+
 def states(kind: Kind, text: str) -> bool:
     """Whether `text` states a figure of `kind` ("twelve days", "3,200 EUR", "15 January")."""
     return bool(_FIGURES[kind].search(text))

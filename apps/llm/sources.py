@@ -138,5 +138,15 @@ def extract_citations(answer: str) -> list[int]:
     return cited
 
 
+def renumber_citations(answer: str, numbers: Mapping[int, int]) -> str:
+    """`answer` with each cited number replaced by its entry in `numbers` (others kept as written)."""
+
+    def renumbered(match: re.Match[str]) -> str:
+        cited = [int(number) for number in re.findall(r"\d+", match.group(1))]
+        return "[" + ", ".join(str(numbers.get(number, number)) for number in cited) + "]"
+
+    return _CITATION_RE.sub(renumbered, answer)
+
+
 def _attr(value: str) -> str:
     return html.escape(value, quote=True)

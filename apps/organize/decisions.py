@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -40,6 +41,8 @@ from apps.organize.paths import folder_path_clean, parent_folder
 logger = logging.getLogger(__name__)
 
 PROPOSAL_EVENT = "guideline_proposal"
+# The `agent` of a suggestion the user dictated ("move X to Y"): accepted as it is written.
+TOLD_AGENT = "user"
 
 
 class NotFoundError(ApplicationError):
@@ -127,7 +130,8 @@ def suggestions_expire() -> int:
 
 
 def move_undo(*, move_id: int, owner_id: int, actor: AbstractBaseUser | None = None) -> FileMove:
-    """Put a moved file back where it was. The folder it had left counts as declined for it."""
+    """Put a moved file back where it was. The folder it had left counts as declined for it; the
+    suggestion it was moved by is open again (`_reopen`)."""
     with transaction.atomic():
         move = (
             FileMove.objects.select_for_update(of=("self",))
@@ -150,7 +154,24 @@ def move_undo(*, move_id: int, owner_id: int, actor: AbstractBaseUser | None = N
                 suggestion=suggestion, action=DecisionAction.REJECT, final_target="", target=parent_folder(move.to_path)
             )
             _action_message(suggestion=suggestion, details=f"Moved {move.to_path} back to {move.from_path}.", move=move)
+            _reopen(suggestion)
     return move
+
+
+def _reopen(suggestion: OrganizationSuggestion) -> None:
+    """An undone move leaves the file where it was before the decision, and so its suggestion:
+    pending again, to accept, keep or send elsewhere. Not one the user dictated (the file then
+    waits without a suggestion), nor when another is already pending for the file."""
+    message = suggestion.message
+    if message is not None and message.metadata.get("agent") == TOLD_AGENT:
+        return
+    if OrganizationSuggestion.objects.filter(file_id=suggestion.file_id, status=SuggestionStatus.PENDING).exists():
+        return
+    now = timezone.now()
+    suggestion.status = SuggestionStatus.PENDING
+    suggestion.decided_at = None
+    suggestion.expires_at = now + dt.timedelta(days=settings.ORGANIZE_SUGGESTION_TTL_DAYS)
+    suggestion.save(update_fields=["status", "decided_at", "expires_at", "updated_at"])
 
 
 def _accept(

@@ -23,7 +23,13 @@ from apps.core.api import ApplicationError, ConflictError
 from apps.core.events import folder_channel, publish_event
 from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import folder_files_get_by_path, folder_files_under
-from apps.organize.decisions import RespondOutcome, suggestion_auto_move, suggestion_decide, suggestion_respond
+from apps.organize.decisions import (
+    TOLD_AGENT,
+    RespondOutcome,
+    suggestion_auto_move,
+    suggestion_decide,
+    suggestion_respond,
+)
 from apps.organize.models import (
     DecisionAction,
     FileMove,
@@ -47,8 +53,6 @@ INBOX_FILE_EVENT = "inbox_file"
 _NOT_LISTED = ("not in the inbox", "not indexed in its current version", "not in the index")
 MAX_REASONING_CHARS = 2000
 MAX_ALTERNATIVES = 5
-# The `agent` of a suggestion the user dictated ("move X to Y"): accepted as it is written.
-TOLD_AGENT = "user"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
@@ -25,7 +26,7 @@ from apps.library import vector_index
 from apps.search import planning
 from apps.search.file_statements import file_statement
 from apps.search.statements import KeywordMethod, StatementShape, VectorMethod, chunk_statement, filter_params
-from apps.search.types import FileHit, SearchFilters, SearchHit, SearchMode
+from apps.search.types import FileHit, QuestionTerm, SearchFilters, SearchHit, SearchMode
 
 K_MAX = 100
 # Rows each side hands to the fusion in hybrid mode (RRF rewards rows both sides rank fairly
@@ -294,6 +295,55 @@ def _run(sql: str, params: dict[str, Any], *, plan: planning.VectorPlan) -> Sequ
             cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+_EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+# The question's words, each through the folder's text search configuration (the keyword search's
+# lexemes), weighed by the folder's statistics like BM25's IDF but with an unknown lexeme at df 0:
+# a word the folder never holds is the most specific thing a question can ask about.
+_QUESTION_TERMS = """
+WITH words AS (
+    SELECT w.word, w.ord, t.lexeme
+    FROM unnest(%(words)s::text[]) WITH ORDINALITY AS w(word, ord)
+    CROSS JOIN LATERAL unnest(to_tsvector(library_folder_regconfig(%(folder_id)s), w.word)) AS t
+),
+held AS (
+    SELECT DISTINCT unnest(tsvector_to_array(to_tsvector(library_folder_regconfig(%(folder_id)s), p))) AS lexeme
+    FROM unnest(%(passages)s::text[]) AS p
+),
+corpus AS (
+    SELECT coalesce((SELECT chunk_count FROM search_foldertermstats WHERE folder_id = %(folder_id)s),
+                    (SELECT count(*) FROM library_chunk WHERE folder_id = %(folder_id)s))::float8 AS n
+)
+SELECT word, lexeme, idf, held FROM (
+    SELECT DISTINCT ON (w.lexeme) w.word, w.lexeme, w.ord,
+           ln((c.n + 1) / (coalesce(l.document_count, 0) + 0.5)) AS idf,
+           EXISTS (SELECT 1 FROM held h WHERE h.lexeme = w.lexeme) AS held
+    FROM words w
+    CROSS JOIN corpus c
+    LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = w.lexeme
+    ORDER BY w.lexeme, w.ord
+) AS terms
+ORDER BY ord
+"""
+
+
+def question_terms(*, folder_id: int, question: str, passages: Sequence[str]) -> list[QuestionTerm]:
+    """The question's lexemes under the folder's language, in the question's order, each with its
+    IDF in the folder and whether any of `passages` holds it."""
+    # Words as typed, less the punctuation around them ("dentist?"), to be named back to the user.
+    words = [
+        word for word in (_EDGE_PUNCTUATION.sub("", word) for word in question.replace("\x00", " ").split()) if word
+    ]
+    if not words:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _QUESTION_TERMS,
+            {"folder_id": folder_id, "words": words, "passages": [text.replace("\x00", " ") for text in passages]},
+        )
+        rows = cursor.fetchall()
+    return [QuestionTerm(word=row[0], lexeme=row[1], idf=float(row[2]), held=bool(row[3])) for row in rows]
 
 
 def _finite(value: float | None) -> float | None:

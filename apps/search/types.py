@@ -39,6 +39,16 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class QuestionTerm:
+    """A lexeme of a question, as the keyword search reads it, and whether given passages hold it."""
+
+    word: str  # the question's word it came from, as typed
+    lexeme: str
+    idf: float  # over the folder's chunks; a lexeme the folder never holds weighs the most
+    held: bool
+
+
+@dataclass(frozen=True)
 class FileHit:
     file_id: int
     file_name: str

@@ -11,7 +11,6 @@ from apps.chat.prompts import STANDARD_SYSTEM_PROMPT
 from apps.chat.services import chat_start, run_execute
 from apps.core.events import events_after, run_channel
 from apps.llm.base import LLMUnavailableError
-from apps.llm.extractive import NOTHING_RELEVANT
 from apps.llm.sources import SOURCES_PREAMBLE, parse_user_prompt
 from apps.llm.types import LLMRequest, LLMResponse, Role, Usage
 from tests.support.chat_library import add_file, make_folder
@@ -167,8 +166,9 @@ def test_extractive_says_plainly_when_nothing_is_relevant(user, settings):
     run, _ = ask(make_folder(user, "empty"), "What is the capital of Mongolia?")
 
     answer = Message.objects.get(pk=run.answer_id)
+    nothing = 'I found nothing in this folder about "capital" or "Mongolia".'
     searched = "Searched this folder for “What is the capital of Mongolia?”: nothing matched."
-    assert answer.content == {"text": f"{NOTHING_RELEVANT}\n\n{searched}", "citations": []}
+    assert answer.content == {"text": f"{nothing}\n\n{searched}", "citations": []}
 
 
 def test_model_failure_answers_offline_with_a_notice(library, scripted):

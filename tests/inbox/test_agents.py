@@ -104,7 +104,7 @@ def test_found_then_move_it_to_a_folder_moves_the_found_file_as_told(sample):
     moved, events = send(sample.folder, "move it to personal")
 
     assert tools_called(events) == []  # an instruction, carried out: no agent weighs it
-    assert answer(moved).content["text"] == f"Moved {LEASE} to personal/lease-renewal-2025.docx."
+    assert answer(moved).content["text"] == "Done: moved 1 file."  # the move says where, with its Undo
     assert (sample.root / "personal/lease-renewal-2025.docx").is_file() and not (sample.root / LEASE).exists()
     (result,) = [event.data for event in events if event.type == "message" and event.data["type"] == "action_result"]
     assert result["content"]["moveId"] and "personal/" in result["text"]

@@ -38,7 +38,9 @@ def test_move_x_to_y_after_an_undo_is_carried_out(sample):
     again, events = send(sample.folder, f"Move {LEASE} to personal/")
     assert tools_called(events) == []
 
-    assert answer(again).content["text"] == f"Moved {LEASE} to {MOVED_LEASE}."
+    assert answer(again).content["text"] == "Done: moved 1 file."
+    (moved,) = [event.data for event in events if event.type == "message" and event.data["type"] == "action_result"]
+    assert moved["content"]["details"] == f"Moved {LEASE} to {MOVED_LEASE}."
     assert (sample.root / MOVED_LEASE).is_file() and not (sample.root / LEASE).exists()
     assert sample.file(MOVED_LEASE).pk  # the index follows the file
     # The superseded suggestion is closed; the move can be undone like any other.

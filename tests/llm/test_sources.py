@@ -9,6 +9,7 @@ from apps.llm.sources import (
     format_sources,
     parse_sources,
     parse_user_prompt,
+    renumber_citations,
 )
 
 W2 = ParsedSource(n=1, file_name="W2_2024.pdf", path="inbox/W2_2024.pdf", location="page 1", text="Wages: $52,000.")
@@ -93,3 +94,9 @@ def test_describe_location():
     assert describe_location({"heading": ["Report", "Q4 totals"]}) == "Report > Q4 totals"
     assert describe_location({"heading": "Intro"}) == "Intro"
     assert describe_location({}) == ""
+
+
+def test_renumbering_rewrites_every_citation_and_keeps_unknown_numbers():
+    answer = "Rent is due [4]. Wages [2, 4] and [9]. Not a citation: [x]."
+
+    assert renumber_citations(answer, {4: 1, 2: 2}) == "Rent is due [1]. Wages [2, 1] and [9]. Not a citation: [x]."

@@ -170,8 +170,11 @@ def test_undo_puts_the_file_back_once(auth_client, sample, w2_suggestion):
     assert (sample.root / W2).is_file() and not (sample.root / "taxes/W2_2024.pdf").exists()
     assert snapshot(sample, W2) == before
     assert again.status_code == 409 and again.json()["detail"] == "This move was already undone."
-    # Undoing says the folder was wrong for this file: it is declined from now on.
+    # Undoing says the folder was wrong for this file: it is declined from now on, though the
+    # suggestion itself is open again, for the user to answer anew.
     assert OrganizationDecision.objects.order_by("id").last().action == "reject"
+    assert OrganizationSuggestion.objects.get(pk=w2_suggestion.pk).status == "pending"
+    respond(auth_client, w2_suggestion, action="reject")
     assert file_suggest(file_id=before[0], on_demand=True).suggestion.target_folder != "taxes/"
     listed = auth_client.get("/api/inbox/moves", {"folder_id": sample.folder.pk}).json()["results"]
     assert [(item["id"], item["from_path"], item["to_path"]) for item in listed] == [(move_id, W2, "taxes/W2_2024.pdf")]

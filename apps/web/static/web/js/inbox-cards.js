@@ -13,17 +13,34 @@ export function resultItem(message, { ask }) {
   const content = message.content ?? {};
   const results = content.results ?? [];
   const total = content.totalFound ?? results.length;
-  const heading =
-    content.query === "inbox/"
-      ? `${results.length} file${results.length === 1 ? "" : "s"} in the inbox`
-      : `Found ${total} file${total === 1 ? "" : "s"} for “${content.query ?? ""}”`;
-  return h(
+  const listing = content.query === "inbox/";
+  const heading = listing
+    ? inboxHeading(results.length)
+    : `Found ${total} file${total === 1 ? "" : "s"} for “${content.query ?? ""}”`;
+  const item = h(
     "li",
     { class: "feed-item feed-message result-item", dataset: { messageId: message.id ?? "" } },
     h("div", { class: "message-role" }, "Assistant"),
     h("p", { class: "result-heading" }, heading),
     h("ul", { class: "result-cards", "aria-label": heading }, ...results.map((result) => resultCard(result, ask))),
   );
+  if (listing) {
+    item.dataset.inboxListing = "true";
+    countInbox(item);
+  }
+  return item;
+}
+
+function inboxHeading(count) {
+  return `${count} file${count === 1 ? "" : "s"} in the inbox`;
+}
+
+// An inbox listing counts the files of its cards still in the inbox: moves and undos change it live.
+function countInbox(item) {
+  const cards = [...item.querySelectorAll(".result-card")];
+  const heading = inboxHeading(cards.filter((card) => card.dataset.path.startsWith("inbox/")).length);
+  item.querySelector(".result-heading").textContent = heading;
+  item.querySelector(".result-cards").setAttribute("aria-label", heading);
 }
 
 function resultCard(result, ask) {
@@ -135,17 +152,32 @@ export function setUpChooser(item, suggestion, name, respond) {
   });
 }
 
-// A file moved by any path (a card, the assistant, accept-all, a sync): the suggestion cards
-// still asking about it go, and the found-file cards show where it is now.
-export function fileMoved(feed, { file_id: fileId, to_path: toPath }) {
-  for (const card of feed.querySelectorAll(`.suggestion-item[data-file-id="${Number(fileId)}"]`)) {
-    if (!card.dataset.deciding) card.remove();
+// A file moved by any path (a card, the assistant, accept-all, a sync) or moved back by an undo:
+// the suggestion cards and the waiting row still asking about it go (not on an undo, which brings
+// the file back), the found-file cards show where it is now, and inbox listings count again.
+export function fileMoved(feed, { file_id: fileId, to_path: toPath, undone }) {
+  if (!undone) {
+    for (const card of feed.querySelectorAll(`.suggestion-item[data-file-id="${Number(fileId)}"]`)) {
+      if (!card.dataset.deciding) card.remove();
+    }
+    feed.querySelector(`[data-unsuggested="${Number(fileId)}"]`)?.remove();
   }
   for (const card of feed.querySelectorAll(`.result-card[data-file-id="${Number(fileId)}"]`)) {
     card.dataset.path = toPath;
     const folder = toPath.split("/").slice(0, -1).join("/");
     field(card, "location").textContent = folder ? `${folder}/` : "/";
   }
+  for (const listing of feed.querySelectorAll(".result-item[data-inbox-listing]")) countInbox(listing);
+}
+
+// A card decided on this page whose move was undone: its suggestion is pending again, and so are
+// its buttons.
+export function reopenCard(item) {
+  delete item.dataset.deciding;
+  field(item, "card").classList.remove("decided");
+  field(item, "actions").hidden = false;
+  for (const button of item.querySelectorAll("button")) button.disabled = false;
+  item.querySelector('[data-action="undo"]').hidden = true;
 }
 
 // Undecided suggestion cards whose suggestion is no longer pending (decided elsewhere, or the

@@ -12,6 +12,7 @@ import {
   clarificationItem,
   fileMoved,
   pruneSuggestions,
+  reopenCard,
   resultItem,
   setUpChooser,
 } from "./inbox-cards.js";
@@ -115,12 +116,40 @@ function follow() {
     // A sync saw files move: cards of suggestions no longer pending go.
     sync: (data) => (data.moved || data.deleted) && pruneSuggestions(feed),
     file_moved: (data) => {
-      if (!data.undone) fileMoved(feed, data);
-      if (data.automatic && !data.undone && !shown.moves.has(data.move_id)) {
+      // Replayed when the stream opens: a move undone since changes nothing now.
+      if (!data.undone && undone.has(data.move_id)) return;
+      fileMoved(feed, data);
+      if (data.undone) return backInInbox(data);
+      if (data.automatic && !shown.moves.has(data.move_id)) {
         appendLive(moveItem({ id: data.move_id, from: data.from_path, to: data.to_path, automatic: true }));
       }
     },
   });
+}
+
+let waitingLookup = null;
+
+// An undo brought a file back: the suggestion it was moved by is open again (a card decided on
+// this page offers its buttons again), or, after a move the user dictated, it waits without one.
+function backInInbox({ suggestion_id: suggestionId }) {
+  if (suggestionId) {
+    shown.suggestions.delete(suggestionId);
+    addSuggestion(suggestionId);
+  }
+  waitingLookup ??= setTimeout(showWaiting, SUGGESTION_BATCH_MS);
+}
+
+async function showWaiting() {
+  waitingLookup = null;
+  let files;
+  try {
+    files = results(await api("/api/inbox/files/waiting"));
+  } catch {
+    return; // the next load shows them
+  }
+  for (const file of files) {
+    if (!feed.querySelector(`[data-unsuggested="${Number(file.id)}"]`)) appendLive(waitingCard(file));
+  }
 }
 
 // Events name a suggestion only: the ids of a burst (an organize run, or the log replayed when a
@@ -146,7 +175,13 @@ async function showWanted() {
   }
   for (const id of ids) {
     const suggestion = pending.get(id);
-    if (suggestion && !shown.suggestions.has(id)) appendLive(suggestionCard(suggestion));
+    if (!suggestion || shown.suggestions.has(id)) continue;
+    const decided = feed.querySelector(`.suggestion-item[data-suggestion-id="${Number(id)}"]`);
+    if (!decided) appendLive(suggestionCard(suggestion));
+    else {
+      reopenCard(decided);
+      shown.suggestions.add(id);
+    }
   }
 }
 
