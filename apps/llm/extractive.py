@@ -2,7 +2,8 @@
 
 Without tools it answers the last user prompt (see `sources.build_user_prompt`) part by part with
 the sentences of its sources that answer each part, each cited `[n]` and quoted in citation order,
-then names any part nothing answers (see `extractive_answer`). With tools it plays the agent: search,
+then names any part nothing answers (see `extractive_answer`); a comparison of amounts is computed
+and said first (see `extractive_compare`). With tools it plays the agent: search,
 rewrite when the results are weak, read the top documents, then answer from everything gathered,
 numbering the sources in the order gathered and returning them in `citation_sources`. System prompt,
 max_tokens and temperature mean nothing here and are ignored.
@@ -63,8 +64,8 @@ class ExtractiveProvider:
                 for source in sources
             ],
         )
-        sentences = [cite(pick) for pick in found.picks] + [not_found(part) for part in found.missing]
-        text = " ".join(sentences) if found.picks else NOTHING_RELEVANT
+        quoted = [*found.comparisons, *(cite(pick) for pick in found.picks)]
+        text = " ".join([*quoted, *(not_found(part) for part in found.missing)]) if quoted else NOTHING_RELEVANT
         if on_text is not None:
             stream_text(text, on_text)
         cited = set(extract_citations(text))

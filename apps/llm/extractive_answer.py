@@ -5,8 +5,9 @@ enough of its terms (IDF over the sentences at hand, so a word every row repeats
 name, weighs little): the best sentence, preferring one that states the kind of figure the part
 asks for, plus only sentences saying the same of another thing (a second matching row) or more of
 the same thing. A comparative part ("which trip is longer") takes each compared file's sentence
-stating the figure asked for. A part nothing answers is named as not found, rather than padded
-with loosely related text.
+stating the figure asked for; when that figure is an amount, the comparison is computed (see
+`extractive_compare`) and said instead of quoting both sides. A part nothing answers is named as
+not found, rather than padded with loosely related text.
 
 Sentences are quoted in the order of their citation numbers (and of the document within one),
 so the answer's citations come in the order of first use.
@@ -18,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from apps.llm.extractive_compare import comparison, is_total, side
 from apps.llm.extractive_parts import Kind, Part, question_parts, states
 from apps.llm.extractive_text import Passage, content_sentences, covers, terms
 
@@ -48,12 +50,14 @@ class Pick:
     score: float
     matched: frozenset[str]  # the part's terms this sentence contains or inherits
     position: tuple[int, int]  # passage order, sentence order: where it stands in the sources
+    item: str = ""  # the file it comes from
 
 
 @dataclass(frozen=True)
 class Answer:
     picks: tuple[Pick, ...]  # in quoting order
     missing: tuple[Part, ...]  # parts of the question nothing answers
+    comparisons: tuple[str, ...] = ()  # computed comparisons, each citing its sides' numbers
 
 
 @dataclass(frozen=True)
@@ -89,16 +93,30 @@ def answer(*, question: str, passages: Sequence[Passage]) -> Answer:
         about.setdefault(unit.item, set()).update(unit.own | unit.inherited)
     chosen: dict[tuple[int, int], Pick] = {}
     missing: list[Part] = []
+    comparisons: list[str] = []
     for part in parts:
         picks = _answer_part(part, units=units, found=found, about=about, idf=idf, question_terms=question_terms)
         if not picks:
             missing.append(part)
+        computed = _compared(part, picks)
+        if computed:
+            comparisons.append(computed)  # it states both sides' figures: their sentences are not quoted
+            continue
         for pick in picks:
             chosen.setdefault(pick.position, pick)
-    if not chosen:
+    if not chosen and not comparisons:
         return Answer((), ())
     ordered = sorted(chosen.values(), key=lambda pick: (pick.n, pick.position))
-    return Answer(tuple(ordered), tuple(missing))
+    return Answer(tuple(ordered), tuple(missing), tuple(comparisons))
+
+
+def _compared(part: Part, picks: Sequence[Pick]) -> str | None:
+    """The computed comparison of an amount between the files a comparative part found, if alike."""
+    if not part.comparative or part.kind is not Kind.AMOUNT or len({pick.item for pick in picks}) < 2:
+        return None
+    sides = [side(n=pick.n, sentence=pick.sentence, item=pick.item, wanted=part.terms) for pick in picks]
+    found = [entry for entry in sides if entry is not None]
+    return comparison(question=part.text, sides=found) if len(found) == len(sides) else None
 
 
 def _answer_part(
@@ -154,7 +172,7 @@ def _answer_part(
             + CONTEXT_WEIGHT * _weight(context, unit, idf)
             + (KIND_BONUS * heaviest if figure else 0.0)
         )
-        pick = Pick(unit.passage.n, unit.text, score, frozenset(hit), (unit.order, unit.position))
+        pick = Pick(unit.passage.n, unit.text, score, frozenset(hit), (unit.order, unit.position), unit.item)
         candidates.append(_Candidate(pick, unit.item, figure or part.kind is None))
     for preferred in (lambda candidate: candidate.item in subject, lambda candidate: candidate.answers_kind):
         # "How long is the trip" is answered by "9 nights" before "the trip to Lisbon in May".
@@ -174,7 +192,9 @@ def _choose(part: Part, candidates: Sequence[_Candidate], *, by_item: bool) -> l
     if part.comparative:
         # Every compared file's figure; one thing compared with itself ("the cost compared to the
         # plan") is looked up like any part.
-        compared = _one_per_item(candidates, floor=0.0 if by_item else RELATIVE_CUTOFF * best.score)
+        # Of a file's sentences stating amounts alike, its total is what it is compared by.
+        ranked = _total_first(candidates) if part.kind is Kind.AMOUNT else candidates
+        compared = _one_per_item(ranked, floor=0.0 if by_item else RELATIVE_CUTOFF * best.score)
         if len(compared) > 1:
             return compared
     picks = [best]
@@ -220,6 +240,20 @@ def _compared_items(
 
 def _holds(needed: frozenset[str], words: set[str]) -> bool:
     return len(needed & words) >= (len(needed) - 1 if len(needed) > 2 else len(needed))
+
+
+def _total_first(candidates: Sequence[_Candidate]) -> list[_Candidate]:
+    """`candidates` with each file's total ("Total due: 2,300.00 EUR") first among those scoring
+    alike, so a line item of the same invoice is not what the invoice is compared by."""
+    best: dict[str, float] = {}
+    for candidate in candidates:
+        best.setdefault(candidate.item, candidate.pick.score)
+    return sorted(
+        candidates,
+        key=lambda candidate: (
+            not (is_total(candidate.pick.sentence) and candidate.pick.score >= TIE * best[candidate.item])
+        ),
+    )
 
 
 def _one_per_item(candidates: Sequence[_Candidate], *, floor: float) -> list[Pick]:
@@ -276,7 +310,9 @@ def _idf(units: Sequence[_Unit], question_terms: frozenset[str]) -> dict[str, fl
 def cite(pick: Pick) -> str:
     """The sentence with its `[n]` placed before the closing punctuation."""
     body = pick.sentence.rstrip(".!?…")
-    return f"{body.rstrip()} [{pick.n}]{pick.sentence[len(body) :] or '.'}"
+    end = pick.sentence[len(body) :]
+    # One closing mark is the sentence's; a run of them ("……", "....") is a table's leader dots.
+    return f"{body.rstrip()} [{pick.n}]{end if len(end) == 1 else '.'}"
 
 
 def not_found(part: Part) -> str:

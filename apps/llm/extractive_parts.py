@@ -60,7 +60,7 @@ _ASKS: list[tuple[Kind, re.Pattern[str]]] = [
         Kind.AMOUNT,
         re.compile(
             r"\bcosts?\b|\bprices?d?\b|\bbudget\b|\bexpensive\b|\bcheap(?:er|est)?\b|\bpa(?:y|id)\b|"
-            r"\bfees?\b|\bpremium\b|\bexcess\b|\b(?:big|larg)(?:ger|est|er)\b",
+            r"\bfees?\b|\bpremium\b|\bexcess\b|\b(?:big|larg|small)(?:ger|est|er)\b|\bdifference between\b",
             re.IGNORECASE,
         ),
     ),

@@ -24,6 +24,9 @@ _PRICED = re.compile(r"^[^.!?:|]{1,60}?\s[-+]?[$€£]?\d{1,3}(?:[,.]?\d{3})*[.,
 # nothing of its own; a sheet name is context, kept as a heading by the caller.
 _COLUMNS = re.compile(r"^Columns:\s")
 _ROW_SEPARATOR = " | "
+# A table's leader dots between a label and its value ("Total due ........ 2,300.00 EUR"): layout,
+# read as the `label: value` it stands for, and never quoted.
+_LEADER = re.compile(r"\s*(?:\.{4,}|…{2,}|(?:\.\s){3,}\.?|_{4,})\s*")
 # JSON keys as the parser flattens them: `contacts[1].name` is field `name` of record `contacts[1]`.
 _JSON_KEY = re.compile(r"^(.*[\].])([^\].\[]+)$")
 
@@ -58,6 +61,12 @@ def blocks(lines: Sequence[str]) -> Iterator[Block]:
             record.clear()
 
     for line in lines:
+        if has_leader(line):
+            # A label and its value across leader dots is one line of a list, never run together.
+            yield from flush_record()
+            yield from flush_prose()
+            yield Block(_as_sentence(unleader(line)), told=True)
+            continue
         pairs = row_pairs(line)
         json_key = _JSON_KEY.match(pairs[0][0]) if len(pairs) == 1 else None
         if _COLUMNS.match(line):
@@ -84,6 +93,17 @@ def blocks(lines: Sequence[str]) -> Iterator[Block]:
             prose.append(line)
     yield from flush_record()
     yield from flush_prose()
+
+
+def has_leader(line: str) -> bool:
+    return bool(_LEADER.search(line))
+
+
+def unleader(line: str) -> str:
+    """`line` with its leader dots read as `label: value` ("Total due: 2,300.00 EUR"), or dropped
+    where nothing follows them."""
+    text = line.strip()
+    return _LEADER.sub(lambda dots: ": " if dots.start() > 0 and dots.end() < len(text) else "", text).strip()
 
 
 def row_pairs(line: str) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from apps.llm.extractive_rows import blocks, is_field_list, row_pairs
+from apps.llm.extractive_rows import blocks, has_leader, is_field_list, row_pairs
 
 # What a passage must share with the question to count as relevant: 30% of its terms, and at least
 # two once the question has three or more. Less, and a passage sharing one word like "price" with
@@ -121,7 +121,13 @@ def _is_heading(line: str, *, alone: bool) -> bool:
         return True
     # A title line: short, not a sentence, standing alone, and not a field or row ("rating: 4").
     words = line.split()
-    return alone and not row_pairs(line) and 0 < len(words) <= HEADING_MAX_WORDS and not re.search(r"[.!?:;,…]$", line)
+    return (
+        alone
+        and not row_pairs(line)
+        and not has_leader(line)
+        and 0 < len(words) <= HEADING_MAX_WORDS
+        and not re.search(r"[.!?:;,…]$", line)
+    )
 
 
 def covers(question_terms: set[str], found: set[str]) -> bool:

@@ -10,6 +10,7 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(next_page="/login/"), name="logout"),
+    path("manifest.webmanifest", views.web_manifest, name="web-manifest"),
     path("", views.folder_list, name="web-folders"),
     path("folders/<int:folder_id>/", views.folder_chat, name="web-folder-chat"),
     path("conversations/<int:conversation_id>/", views.conversation, name="web-conversation"),

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser, User
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -35,6 +36,31 @@ DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
 DRIVE_SETUP = "Google Drive setup"  # the README's section
 # The longest `?quote=` a document page searches its chunks for (a citation's snippet is shorter).
 MAX_QUOTE_CHARS = 400
+# The installed app's splash background and title bar: the stylesheet's light --bg and --accent.
+MANIFEST_BACKGROUND = "#f5f6f8"
+MANIFEST_THEME = "#2f5bd3"
+
+
+# The browser fetches the manifest without credentials, so it is public, like the static icons it names.
+@require_GET
+def web_manifest(request: HttpRequest) -> HttpResponse:
+    icons = [
+        {"src": static("web/icons/icon.svg"), "sizes": "any", "type": "image/svg+xml"},
+        {"src": static("web/icons/icon-192.png"), "sizes": "192x192", "type": "image/png"},
+        {"src": static("web/icons/icon-512.png"), "sizes": "512x512", "type": "image/png"},
+    ]
+    manifest = {
+        "name": "Folder Chat",
+        "short_name": "Folder Chat",
+        "description": "Chat with your folders: answers that cite the files they come from.",
+        "start_url": "/",
+        "scope": "/",
+        "display": "standalone",
+        "background_color": MANIFEST_BACKGROUND,
+        "theme_color": MANIFEST_THEME,
+        "icons": icons,
+    }
+    return JsonResponse(manifest, content_type="application/manifest+json")
 
 
 @login_required

@@ -139,3 +139,21 @@ def test_renumbered_sources_follow_first_use_and_keep_the_uncited_after():
 
     assert text == "B [1]. A [2, 1]. Unknown [7]."
     assert [(s.n, s.path) for s in numbered] == [(1, "f3.md"), (2, "f1.md"), (3, "f2.md"), (4, "f4.md")]
+
+
+def test_comparing_two_invoices_computes_the_larger_and_the_difference_citing_each(library, settings):
+    settings.LLM_PROVIDER = "extractive"
+    row = "invoice: INV-20917 | client: Northwind Studio | amount_eur: 1450.00 | status: paid"
+    add_file(folder=library.folder, path="finance/invoices-2024.csv", chunks=[(row, {})])
+    invoice = (
+        "INVOICE INV-20931\n\nFrom: Alex Morgan Design\nDate: 9 December 2024\n\n"
+        "Website illustrations, 12 pieces ........ 2,300.00 EUR\nTotal due ........................ 2,300.00 EUR"
+    )
+    add_file(folder=library.folder, path="inbox/invoice-INV-20931.txt", chunks=[(invoice, {})])
+
+    answer, events = ask(library.folder, "Compare the invoices: which is larger and by how much?")
+
+    text, citations = answer.content["text"], answer.content["citations"]
+    assert text == "INV-20931 is larger: 2,300.00 EUR [1] against 1,450.00 EUR for INV-20917 [2], 850.00 EUR more."
+    assert [citation["path"] for citation in citations] == ["inbox/invoice-INV-20931.txt", "finance/invoices-2024.csv"]
+    assert streamed(events) == text

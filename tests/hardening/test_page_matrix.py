@@ -21,6 +21,8 @@ STAFF = "staff"
 RULES = {
     "login": PUBLIC,
     "logout": PUBLIC,
+    # The web app manifest: browsers fetch it without credentials (tests/web/test_installable.py).
+    "web-manifest": PUBLIC,
     "metrics": STAFF,
     "web-folders": SIGNED_IN,
     "web-inbox": SIGNED_IN,

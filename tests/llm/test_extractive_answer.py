@@ -167,4 +167,62 @@ RENT = source(3, "finance/rent.md", "# Rent\n\nThe studio rent is 1,950 EUR a mo
 def test_a_comparison_of_two_named_things_answers_from_each():
     response = ask("Which costs more, the pottery evenings or the drawing weekend?", [POTTERY, RENT, DRAWING])
 
-    assert response.text == "The price is 240 EUR [1]. The price is 180 EUR [2]."
+    assert response.text == "pottery.md is more expensive: 240 EUR [1] against 180 EUR for drawing.md [2], 60 EUR more."
+
+
+INVOICE_ROWS = source(
+    1,
+    "finance/invoices-2024.csv",
+    "Columns: invoice, client, amount_eur, status\n"
+    "invoice: INV-20917 | client: Northwind Studio | amount_eur: 1450.00 | status: paid",
+)
+INVOICE_TEXT = source(
+    2,
+    "inbox/invoice-INV-20931.txt",
+    "INVOICE INV-20931\n\nFrom: Alex Morgan Design\nDate: 9 December 2024\n\n"
+    "Website illustrations, 12 pieces ........ 2,300.00 EUR\nTotal due ........................ 2,300.00 EUR",
+)
+
+
+def test_a_comparison_of_amounts_states_the_larger_and_the_difference_citing_each_side():
+    response = ask("Compare the invoices: which is larger and by how much?", [INVOICE_ROWS, INVOICE_TEXT])
+
+    assert (
+        response.text
+        == "INV-20931 is larger: 2,300.00 EUR [2] against 1,450.00 EUR for INV-20917 [1], 850.00 EUR more."
+    )
+
+
+def test_cheaper_smaller_and_difference_are_computed_the_way_they_are_asked():
+    cheaper = ask("Which invoice is cheaper?", [INVOICE_ROWS, INVOICE_TEXT]).text
+    difference = ask("What is the difference between the invoices?", [INVOICE_ROWS, INVOICE_TEXT]).text
+    more = ask("How much more is the larger invoice?", [INVOICE_ROWS, INVOICE_TEXT]).text
+
+    assert cheaper == "INV-20917 is cheaper: 1,450.00 EUR [1] against 2,300.00 EUR for INV-20931 [2], 850.00 EUR less."
+    assert "850.00 EUR more" in difference and "850.00 EUR more" in more
+
+
+def test_amounts_in_different_currencies_are_stated_and_not_subtracted():
+    dollars = source(3, "inbox/invoice-INV-30001.txt", "INVOICE INV-30001\n\nTotal due ........ $1,200.00")
+
+    response = ask("Which invoice is larger?", [INVOICE_TEXT, dollars])
+
+    assert "2,300.00 EUR [2]" in response.text and "$1,200.00 [3]" in response.text
+    assert "different currencies" in response.text and "more" not in response.text
+
+
+def test_leader_dots_never_reach_an_answer():
+    response = ask("What is the total due of invoice INV-20931?", [INVOICE_TEXT])
+
+    assert "Total due: 2,300.00 EUR [2]." in response.text
+    assert "...." not in response.text and "…" not in response.text
+
+
+def test_a_rate_is_not_compared_with_a_one_off_price():
+    wheel = source(1, "classes/wheel.md", "# Wheel course\n\nThe course costs 285 EUR, clay included.")
+    rent = source(2, "finance/costs.md", "# Costs\n\nThe rent is 1,950 EUR a month.")
+
+    response = ask("Which costs more, the wheel course or the rent?", [wheel, rent])
+
+    assert "more expensive" not in response.text and "1,665" not in response.text
+    assert "285 EUR" in response.text and "1,950 EUR a month" in response.text

@@ -5,6 +5,7 @@ import { h } from "./dom.js";
 import { clockTime } from "./file-format.js";
 
 const audio = document.getElementById("audio-view");
+const SVG = "http://www.w3.org/2000/svg";
 
 // A button that plays the recording from the chunk's time; null for a file that is no recording.
 export function playButton(chunk) {
@@ -21,6 +22,19 @@ export function playButton(chunk) {
         audio.play().catch(() => {}); // a browser may refuse to play; the player is at the time anyway
       },
     },
-    "▶ Play",
+    playIcon(),
+    "Play",
   );
+}
+
+// A triangle drawn as SVG, not the ▶ glyph, which some systems draw as an emoji or an empty box.
+function playIcon() {
+  const svg = document.createElementNS(SVG, "svg");
+  const attributes = { class: "icon-inline", viewBox: "0 0 24 24", width: "14", height: "14", "aria-hidden": "true" };
+  for (const [name, value] of Object.entries(attributes)) svg.setAttribute(name, value);
+  const path = document.createElementNS(SVG, "path");
+  path.setAttribute("d", "M7 4.5v15l12-7.5z");
+  path.setAttribute("fill", "currentColor");
+  svg.append(path);
+  return svg;
 }

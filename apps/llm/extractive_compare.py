@@ -1,0 +1,170 @@
+"""A comparison the offline answerer computes from the sentences it found for each side.
+
+"Which invoice is larger, and by how much?" is answered by arithmetic, not by quoting both sides
+and leaving the reader to subtract: each compared file's sentence gives one amount (the one its
+clause labels with a word of the question, or a total, else its first), and when the amounts are
+in the same currency the answer names the larger (or smaller, as asked), the other, and the
+difference, each side cited with the number it was given. Amounts in different currencies are
+stated side by side and said to be so, never subtracted; a side with no amount is no comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from apps.llm.extractive_text import terms
+
+# An amount as documents write money: a symbol or code before, a code or word after, or neither
+# when the number is written as money is (1,450 or 1450.00).
+_MONEY = re.compile(
+    r"(?<![\w.,-])(?P<pre>[$€£]\s?|(?:EUR|USD|GBP)\s?)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w-]|[.,]\d)"
+    r"(?P<post>\s*(?:EUR|USD|GBP|euros?|dollars?|pounds?)\b)?",
+    re.IGNORECASE,
+)
+_CURRENCY = {"$": "USD", "€": "EUR", "£": "GBP", "euro": "EUR", "euros": "EUR", "dollar": "USD", "dollars": "USD"}
+_CURRENCY |= {"pound": "GBP", "pounds": "GBP", "eur": "EUR", "usd": "USD", "gbp": "GBP"}
+_SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£"}
+# A column or field named for its currency ("amount eur is 1450.00", "Total (EUR): 980.00").
+_CURRENCY_WORD = re.compile(r"\b(eur|usd|gbp|euros?|dollars?|pounds?)\b|([$€£])", re.IGNORECASE)
+# Where a figure's clause starts: what labels it ("the amount eur is", "Total due:").
+_CLAUSE_START = re.compile(r"[,;(]\s*|\band\s+|\bfor\s+", re.IGNORECASE)
+# What an amount is per ("1,950 EUR a month", "15 EUR a visit"): part of its unit, so a rate is not
+# compared with a one-off price.
+_PER = re.compile(
+    r"^\s*(?:a|an|per|/|each)\s*(month|year|week|day|night|hour|person|visit|season|session|claim)\b|"
+    r"^\s*(monthly|yearly|annually|weekly|daily)\b",
+    re.IGNORECASE,
+)
+_TOTAL = re.compile(r"\btotal\b|\bamount due\b|\bbalance due\b", re.IGNORECASE)
+# Figures of different roles are not compared even in one currency ("a deposit" against "a total").
+_ROLES = ("total", "subtotal", "deposit", "tax", "vat", "discount", "fee", "balance", "paid")
+# A row told as a sentence ("For invoice INV-20917, the ...") names its thing first.
+_ROW_NAME = re.compile(r"^For [^,]*?\s(\S+),")
+_IDENTIFIER = re.compile(r"\b[A-Z][A-Z0-9]*-\d[\w-]*\b")
+# The words that ask for the smaller side, and how each direction is said.
+_SMALLER = re.compile(r"\b(?:small|low|short|few)(?:er|est)\b|\bless\b|\bleast\b|\bcheap(?:er|est)\b", re.IGNORECASE)
+_PRICE_WORDS = re.compile(r"\bexpensive\b|\bcheap(?:er|est)?\b|\bcosts?\b|\bprices?\b", re.IGNORECASE)
+_BIGGER = re.compile(r"\bbigg(?:er|est)\b", re.IGNORECASE)
+_HIGHER = re.compile(r"\bhigh(?:er|est)\b|\blow(?:er|est)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Side:
+    n: int  # the citation number of the sentence stating it
+    name: str  # what the figure is of: a row's key, an identifier, or the file
+    value: float
+    decimals: int
+    currency: str  # "EUR", "USD", "GBP", or "" when the document names none
+    symbol: bool  # the document writes the currency as a symbol before the number
+    role: str  # "total", "deposit", ... when its label says so
+    per: str  # "month", "visit", ... when it is a rate
+
+
+def side(*, n: int, sentence: str, item: str, wanted: frozenset[str]) -> Side | None:
+    """The amount `sentence` (from file `item`) states for the part asking about `wanted`."""
+    figures = [match for match in _MONEY.finditer(sentence) if _is_money(match)]
+    if not figures:
+        return None
+    labelled = [match for match in figures if wanted & set(terms(_clause(sentence, match)))]
+    totals = [match for match in figures if _TOTAL.search(_clause(sentence, match))]
+    match = (labelled or totals or figures)[0]
+    clause = _clause(sentence, match)
+    number = match.group("num").replace(",", "")
+    marker = (match.group("pre") or match.group("post") or "").strip()
+    written = _CURRENCY_WORD.search(marker or clause)
+    currency = _CURRENCY.get((written.group(0) if written else "").lower(), "") if written else ""
+    per = _PER.match(sentence[match.end() :])
+    role = next((word for word in _ROLES if re.search(rf"\b{word}\b", clause, re.IGNORECASE)), "")
+    return Side(
+        n=n,
+        name=_name(sentence, item),
+        value=float(number),
+        decimals=len(number.partition(".")[2]),
+        currency=currency,
+        symbol=bool(match.group("pre")) and match.group("pre").strip() in _SYMBOL.values(),
+        role=role,
+        per=next((word.lower() for word in (per.groups() if per else ()) if word), ""),
+    )
+
+
+def comparison(*, question: str, sides: Sequence[Side]) -> str | None:
+    """The sentence comparing `sides` (two or more, from different files) the way `question` asks
+    (larger or smaller first), or None when they are not alike enough to compare: the same thing
+    twice, figures of different roles ("deposit", "total"), or rates of different periods."""
+    if len(sides) < 2 or len({entry.name for entry in sides}) < len(sides):
+        return None
+    if len({entry.role for entry in sides if entry.role}) > 1 or len({entry.per for entry in sides}) > 1:
+        return None
+    currencies = {entry.currency for entry in sides}
+    if len(currencies) > 1:
+        # One side naming no currency is no evidence it is another: only named ones must differ.
+        if len(currencies - {""}) > 1:
+            stated = " and ".join(
+                f"{entry.name} is {_amount(entry.value, entry, entry.decimals)} [{entry.n}]" for entry in sides
+            )
+            return f"{stated}: they are in different currencies, so I have not compared them."
+        return None
+    smaller_first = bool(_SMALLER.search(question))
+    ranked = sorted(sides, key=lambda entry: entry.value, reverse=not smaller_first)
+    lead, others = ranked[0], ranked[1:]
+    word, more = _words(question, smaller_first=smaller_first)
+    decimals = max(entry.decimals for entry in sides)
+    if all(entry.value == lead.value for entry in others):
+        listed = " and ".join(f"{entry.name}'s {_amount(entry.value, entry, decimals)} [{entry.n}]" for entry in ranked)
+        return f"They are the same: {listed}."
+    against = ", ".join(f"{_amount(entry.value, lead, decimals)} for {entry.name} [{entry.n}]" for entry in others)
+    differences = ", ".join(
+        f"{_amount(abs(lead.value - entry.value), lead, decimals)} {more}"
+        + (f" than {entry.name}" if len(others) > 1 else "")
+        for entry in others
+    )
+    return f"{lead.name} is {word}: {_amount(lead.value, lead, decimals)} [{lead.n}] against {against}, {differences}."
+
+
+def is_total(sentence: str) -> bool:
+    return bool(_TOTAL.search(sentence))
+
+
+def _words(question: str, *, smaller_first: bool) -> tuple[str, str]:
+    if _PRICE_WORDS.search(question):
+        return ("cheaper", "less") if smaller_first else ("more expensive", "more")
+    if _HIGHER.search(question):
+        return ("lower", "less") if smaller_first else ("higher", "more")
+    if _BIGGER.search(question):
+        return ("smaller", "less") if smaller_first else ("bigger", "more")
+    return ("smaller", "less") if smaller_first else ("larger", "more")
+
+
+def _amount(value: float, style: Side, decimals: int) -> str:
+    number = f"{value:,.{decimals}f}"
+    if not style.currency:
+        return number
+    return f"{_SYMBOL[style.currency]}{number}" if style.symbol else f"{number} {style.currency}"
+
+
+def _is_money(match: re.Match[str]) -> bool:
+    if match.group("pre") or match.group("post"):
+        return True
+    # Written as money is (1,450 or 1450.00); a bare count or year ("12 pieces", "2024") is not.
+    number = match.group("num")
+    return "," in number or bool(re.fullmatch(r"\d+\.\d{2}", number))
+
+
+def _clause(sentence: str, match: re.Match[str]) -> str:
+    before = sentence[: match.start()]
+    starts = [start.end() for start in _CLAUSE_START.finditer(before)]
+    return before[starts[-1] if starts else 0 :]
+
+
+def _name(sentence: str, item: str) -> str:
+    row = _ROW_NAME.match(sentence)
+    if row:
+        return row.group(1)
+    for text in (sentence, item.rsplit("/", 1)[-1]):
+        identifier = _IDENTIFIER.search(text)
+        if identifier:
+            return identifier.group(0)
+    return item.rsplit("/", 1)[-1]
