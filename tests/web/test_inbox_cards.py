@@ -5,19 +5,16 @@ N%", and suggestion cards leaving once their file has moved by another path."""
 from __future__ import annotations
 
 import re
-import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from apps.organize.services import suggestion_create
 from tests.support.browser import log_in
-from tests.support.servers import BASE_DIR
+from tests.support.inbox_pages import inbox_ask, indexed_local_folder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +24,6 @@ LEASE = "inbox/lease-renewal.txt"
 @pytest.fixture
 def home(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     """A local folder on disk: three unsorted files in its inbox and three filed ones, indexed."""
-    root = BASE_DIR / "var" / "folders" / f"web-inbox-cards-{uuid.uuid4().hex[:8]}"
     files = {
         LEASE: "The lease of the flat renews on June 1; rent rises to 1,450.\n",
         "inbox/w2-2024.txt": "Form W-2 for 2024: federal income tax withheld 12,300 dollars.\n",
@@ -36,22 +32,8 @@ def home(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
         "taxes/2023/w2-2023.txt": "Form W-2 for 2023.\n",
         "garden/seeds.txt": "Seeds to sow in spring: peas, beans.\n",
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Home papers")
-    # Suggestions come from these tests, not from the digest hook's task.
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
-    folder_index(folder_id=folder.pk, inline=True)
-    yield folder, root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def ask(page: Page, text: str) -> None:
-    box = page.locator("#inbox-composer").get_by_label("Message to the inbox assistant")
-    box.fill(text)
-    box.press("Enter")
-    expect(page.locator("#inbox-run-status")).to_have_text("Answered.", timeout=30_000)
+    with indexed_local_folder(user=user, monkeypatch=monkeypatch, name="Home papers", files=files) as made:
+        yield made
 
 
 @pytest.mark.worker
@@ -66,7 +48,7 @@ def test_found_files_are_cards_that_open_and_move_and_a_question_offers_buttons(
     offered = page.locator(".suggestion-item").filter(has_text="lease-renewal.txt")
     expect(offered).to_contain_text("Home papers")  # each card names its folder
 
-    ask(page, "find the lease renewal")
+    inbox_ask(page, "find the lease renewal")
 
     card = page.locator(".result-card").filter(has_text="lease-renewal.txt")
     expect(card).to_contain_text("Home papers · in inbox/")
@@ -83,7 +65,7 @@ def test_found_files_are_cards_that_open_and_move_and_a_question_offers_buttons(
     expect(card).to_contain_text("in housing/")  # the card follows the file
     expect(offered).to_have_count(0)  # the suggestion about it left with it
 
-    ask(page, "taxes")
+    inbox_ask(page, "taxes")
     question = page.locator(".clarification-item")
     expect(question).to_have_count(1)
     expect(page.locator(".feed-item").filter(has_text="I'm not sure what you'd like me to do")).to_have_count(1)

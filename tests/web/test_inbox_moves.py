@@ -5,19 +5,16 @@ listing counts its files again after each move and undo."""
 
 from __future__ import annotations
 
-import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from apps.organize.services import suggestion_create
 from tests.support.browser import log_in
-from tests.support.servers import BASE_DIR
+from tests.support.inbox_pages import inbox_ask, indexed_local_folder
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
@@ -29,7 +26,6 @@ BILL = "inbox/utility-bill-oct.txt"
 @pytest.fixture
 def papers(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     """A local folder on disk: four unsorted files in its inbox and filed ones in four folders, indexed."""
-    root = BASE_DIR / "var" / "folders" / f"web-inbox-moves-{uuid.uuid4().hex[:8]}"
     files = {
         LEASE: "The lease of the flat renews on June 1; rent rises to 1,450.\n",
         "inbox/w2-2024.txt": "Form W-2 for 2024: federal income tax withheld 12,300 dollars.\n",
@@ -40,22 +36,8 @@ def papers(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
         "holidays/ferry-2024.txt": "Ferry to the island, booked for August 3.\n",
         "garden/seeds.txt": "Seeds to sow in spring: peas, beans.\n",
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Papers")
-    # Suggestions come from these tests, not from the digest hook's task.
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
-    folder_index(folder_id=folder.pk, inline=True)
-    yield folder, root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def ask(page: Page, text: str) -> None:
-    box = page.locator("#inbox-composer").get_by_label("Message to the inbox assistant")
-    box.fill(text)
-    box.press("Enter")
-    expect(page.locator("#inbox-run-status")).to_have_text("Answered.", timeout=30_000)
+    with indexed_local_folder(user=user, monkeypatch=monkeypatch, name="Papers", files=files) as made:
+        yield made
 
 
 def suggest(folder: Folder, path: str, target: str) -> None:
@@ -72,20 +54,20 @@ def test_a_typed_move_acts_on_the_file_it_names_wherever_it_is(page: Page, paper
     page.goto("/inbox/")
     expect(page.locator(".suggestion-item")).to_have_count(3)
 
-    ask(page, "move utility-bill-oct.txt to finance")
+    inbox_ask(page, "move utility-bill-oct.txt to finance")
     assert (root / "finance" / "utility-bill-oct.txt").is_file()
     # Said once, by the move itself (with its Undo); the answer only counts.
     expect(page.locator("#inbox-feed > li").filter(has_text="to finance/utility-bill-oct.txt")).to_have_count(1)
     expect(page.locator("li.message.message-agent .answer").last).to_have_text("Done: moved 1 file.")
 
-    ask(page, "move finance/budget-2025.md to finance")
+    inbox_ask(page, "move finance/budget-2025.md to finance")
     expect(page.locator("li.message.message-agent .answer").last).to_have_text(
         "finance/budget-2025.md is already in finance/."
     )
     expect(page.locator(".suggestion-item")).to_have_count(3)  # no suggestions about other files
 
     # The bill left the inbox: named again, it is that file that moves, not the inbox that is talked about.
-    ask(page, "move utility-bill-oct.txt to holidays")
+    inbox_ask(page, "move utility-bill-oct.txt to holidays")
     moved = page.locator(".move-item").filter(has_text="Moved finance/utility-bill-oct.txt to holidays/")
     expect(moved).to_be_visible()
     expect(page.locator("#inbox-feed > li").filter(has_text="nothing in inbox/")).to_have_count(0)
@@ -104,7 +86,7 @@ def test_after_undo_the_file_waits_actionable_and_listings_count_again(
     receipt_row = page.get_by_role("article", name="Waiting in the inbox: receipt-bird-feeder.txt")
     expect(receipt_row).to_be_visible()
 
-    ask(page, "what's in my inbox?")
+    inbox_ask(page, "what's in my inbox?")
     listing = page.locator(".result-item").last
     expect(listing.locator(".result-heading")).to_have_text("4 files in the inbox")
 
@@ -120,7 +102,7 @@ def test_after_undo_the_file_waits_actionable_and_listings_count_again(
         expect(card.get_by_role("button", name=choice)).to_be_visible()
         expect(card.get_by_role("button", name=choice)).to_be_enabled()
 
-    ask(page, "move receipt-bird-feeder.txt to garden")
+    inbox_ask(page, "move receipt-bird-feeder.txt to garden")
     expect(receipt_row).to_have_count(0)  # it left the inbox
     expect(listing.locator(".result-heading")).to_have_text("3 files in the inbox")
     page.locator(".move-item").filter(has_text="Moved inbox/receipt-bird-feeder.txt to garden/").get_by_role(
