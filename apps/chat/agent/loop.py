@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -55,6 +54,7 @@ from apps.chat.agent.prompts import (
     loop_system_prompt,
 )
 from apps.chat.agent.registry import ToolContext, ToolKind, ToolRegistry
+from apps.chat.agent.turn_text import TurnText
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.prompts import HistoryTurn, NumberedSource, standard_messages
@@ -140,18 +140,7 @@ class _AgentLoop:
         self.deadline = self.started + limits.total_timeout_seconds
         self.research_deadline = self.started + limits.research_seconds
         self.answered_offline = False
-        # A model call abandoned at a deadline may still stream; once it is abandoned its text
-        # must not reach the run's events (only the current turn's does), and the check and the
-        # publish must not interleave.
-        self.text_emitted = False
-        self._turn = 0
-        self._text_lock = threading.Lock()
-        self._turn_streamed = False  # whether the current turn's text reached the events
-        self._turn_call = ""  # the call whose answer argument the streamed text is, if it is one
-        self._shown: list[str] = []  # the text the current turn published
-        self._lead = ""  # the turn's leading whitespace, held until text follows it
-        self._announce_turn = True  # a turn's first delta says "generating" (the forced answer did already)
-        self.text_resets = 0
+        self.text = TurnText(events=events, iteration=lambda: self.iterations)
         self.truncated = False
 
     def run(self) -> AgentOutcome:
@@ -168,10 +157,10 @@ class _AgentLoop:
             # from what was gathered, and text a broken stream showed is taken back first.
             kind = failure_kind(exc)
             logger.warning("run %s: agent model failed (%s): %s", self.tool_context.run_id, kind, redact(repr(exc)))
-            self._retract_turn_text()
+            self.text.retract()
             raise self._fallback(REASONS[kind], model_failure=kind) from exc
         except Exception as exc:  # whatever broke, the question still gets an answer
-            if self.text_emitted:
+            if self.text.emitted:
                 progress_attach(exc, self._progress(finish=None))
                 raise
             logger.exception("run %s: agent loop failed", self.tool_context.run_id)
@@ -195,18 +184,18 @@ class _AgentLoop:
             )
             if not response.tool_calls:
                 if not response.text.strip():
-                    self._retract_turn_text()
+                    self.text.retract()
                     return self._forced_answer(Finish.EMPTY_ANSWER)
                 return self._answer(response.text)
             answer = next((call for call in response.tool_calls if self._answer_argument(call.name)), None)
-            if answer is None or answer.id != self._turn_call:
-                self._retract_turn_text()  # a preamble, not an answer
+            if answer is None or answer.id != self.text.call:
+                self.text.retract()  # a preamble, not an answer
             messages.append(response.as_message())
             results = self._run_tools(response.tool_calls, reasoning=response.text)
             messages.extend(results)
             if answer is not None and not results[response.tool_calls.index(answer)].is_error:
                 return self._answer_call(answer)
-            self._retract_turn_text()  # an answering call failed: its streamed text is taken back
+            self.text.retract()  # an answering call failed: its streamed text is taken back
             ending = self._ending(response.tool_calls, results)
             if ending:
                 return self._answer(ending)
@@ -226,7 +215,7 @@ class _AgentLoop:
         also = [n for n in listed if isinstance(n, int)] if isinstance(listed, list) else []
         text = str(call.arguments.get(tool.answer_argument) or "")
         if not text.strip():
-            self._retract_turn_text()
+            self.text.retract()
             return self._forced_answer(Finish.ANSWER_REQUESTED, also=also)
         return self._answer(text, also=also)
 
@@ -250,10 +239,7 @@ class _AgentLoop:
         self.events.raise_if_cancelled()  # a tool boundary: the turn after the tools ran
         if until - time.monotonic() <= 0:
             raise self._out_of_time()
-        with self._text_lock:
-            self._turn += 1
-            turn = self._turn
-            self._turn_streamed, self._lead, self._turn_call, self._shown = False, "", "", []
+        turn = self.text.begin_turn()
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
         # In a copy of this thread's context: the call is metered for the run (`usage_context`).
         future = pool.submit(
@@ -262,7 +248,7 @@ class _AgentLoop:
             messages=list(messages),
             tools=tools,
             system=system,
-            on_text=lambda delta: self._on_text(delta, turn=turn),
+            on_text=lambda delta: self.text.on_text(delta, turn=turn),
         )
         pool.shutdown(wait=False)
         self.llm_calls += 1
@@ -278,54 +264,19 @@ class _AgentLoop:
     def _late_turn(self, future: Future[LLMResponse]) -> LLMResponse:
         """A turn past its deadline: one writing its answer may go on until the total timeout;
         any other is abandoned, and what it still writes goes nowhere."""
-        if self._turn_streamed:
+        if self.text.streamed:
             try:
                 return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
             except FuturesTimeoutError:
                 pass
-        with self._text_lock:
-            self._turn += 1
+        self.text.abandon_turn()
         raise self._out_of_time()
 
-    def _on_text(self, delta: TextDelta, *, turn: int | None = None) -> None:
-        """`turn`: the model turn that wrote `delta`, when it was a model call (it may have been abandoned)."""
-        with self._text_lock:
-            if turn is not None and turn != self._turn:
-                return
-            if delta.call_id != self._turn_call:  # an answering call starts: what came before was a preamble
-                self._retract_locked()
-                self._turn_call = delta.call_id
-            if not self._turn_streamed:
-                if not delta.text.strip():  # leading blanks announce nothing yet; an empty turn is no answer
-                    self._lead += delta.text
-                    return
-                if self._announce_turn:
-                    self.events.status("generating", iteration=self.iterations)
-                delta, self._lead = TextDelta(text=self._lead + delta.text), ""
-            self._turn_streamed = True
-            self.text_emitted = True
-            self._shown.append(delta.text)
-            self.events.text(TextDelta(text=delta.text))
-
-    def _retract_turn_text(self) -> None:
-        """The turn's streamed text was no answer (it ended in tool calls, or in nothing)."""
-        with self._text_lock:
-            self._retract_locked()
-
-    def _retract_locked(self) -> None:
-        self._turn_call, self._shown, self._lead = "", [], ""
-        if not self._turn_streamed:
-            return
-        self._turn_streamed = False
-        self.text_emitted = False
-        self.text_resets += 1
-        self.events.emit("text_reset", {"iteration": self.iterations})
-
     def _answer(self, text: str, *, also: Sequence[int] = ()) -> AgentOutcome:
-        if self._turn_call and "".join(self._shown) != text:  # a call's argument, misread while streaming
-            self._retract_turn_text()
-        if not self._turn_streamed:  # a provider that does not stream (offline planners)
-            stream_text(text, self._on_text)
+        if self.text.call and self.text.shown() != text:  # a call's argument, misread while streaming
+            self.text.retract()
+        if not self.text.streamed:  # a provider that does not stream (offline planners)
+            stream_text(text, self.text.on_text)
         self.events.flush_text()
         return self._outcome(text, Finish.ANSWERED, also=also)
 
@@ -338,7 +289,7 @@ class _AgentLoop:
         """
         forced = finish is not Finish.ANSWER_REQUESTED
         self.events.status("generating", iteration=self.iterations, forced=forced, reason=finish.value)
-        self._announce_turn = False
+        self.text.announce = False
         messages = standard_messages(history=self.history, question=self.question, sources=[])
         stopped = {
             Finish.ITERATION_LIMIT: f"limit of {self.limits.max_iterations} tool rounds reached",
@@ -362,7 +313,7 @@ class _AgentLoop:
                 passages=self.context.sources(),
                 trace=trace,
                 stopped=stopped,
-                on_text=self._on_text,
+                on_text=self.text.on_text,
             )
         text = response.text
         if not text.strip():
@@ -372,7 +323,7 @@ class _AgentLoop:
             Finish.TIMEOUT: TIMEOUT_NOTE.format(limit=self.limits.total_timeout_seconds),
         }
         if finish in notes:
-            self._on_text(TextDelta(text=notes[finish]))
+            self.text.on_text(TextDelta(text=notes[finish]))
             text += notes[finish]
         self.events.flush_text()
         return self._outcome(text, finish, also=also)
@@ -380,7 +331,7 @@ class _AgentLoop:
     # -- tools -------------------------------------------------------------------------------------
     def _run_tools(self, calls: Sequence[ToolCall], *, reasoning: str) -> list[Message]:
         # A call carrying the answer (`answer_argument`, already streamed) may use the answer's time.
-        remaining = (self.deadline if self.text_emitted else self.research_deadline) - time.monotonic()
+        remaining = (self.deadline if self.text.emitted else self.research_deadline) - time.monotonic()
         if remaining <= 0:
             raise self._out_of_time()
         return self.executor.run(
@@ -391,7 +342,7 @@ class _AgentLoop:
     def _out_of_time(self) -> Exception:
         """What a passed deadline raises: `_OutOfTime`, to answer from what was gathered; or, once
         answer text reached the user (it cannot be taken back to answer another way), the timeout."""
-        if self.text_emitted:
+        if self.text.emitted:
             limit = self.limits.total_timeout_seconds
             return LLMTimeoutError(f"the agent's total timeout of {limit:g} s passed while answering")
         return _OutOfTime()
@@ -431,7 +382,7 @@ class _AgentLoop:
             "forced_final_answer": finish is not None and finish not in (Finish.ANSWERED, Finish.ANSWER_REQUESTED),
             "answered_offline": self.answered_offline,
             "fallback_used": finish is None,
-            "text_resets": self.text_resets,
+            "text_resets": self.text.resets,
             "tool_usage": dict(Counter(record["name"] for record in records)),
         }
         return AgentProgress(iterations=self.iterations, tool_calls=tuple(records), metrics=metrics, usage=usage)
