@@ -1,1 +1,1 @@
-"""Google Drive: the ``drive`` source on google-api-python-client, and a local Drive emulator."""
+"""Google Drive: the ``drive`` source on google-api-python-client (its emulator: ``emulators/drive``)."""

@@ -35,6 +35,10 @@ logger = logging.getLogger(__name__)
 # Full Drive scope: organize moves files, so read-only scopes are not enough.
 DRIVE_SCOPES = ("https://www.googleapis.com/auth/drive",)
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"  # noqa: S105 (a public URL, not a secret)
+# A Drive that is not Google's (DRIVE_API_ENDPOINT: emulators/drive in tests and demos) serves
+# the OAuth consent page and the token endpoint at these paths on its own origin.
+OAUTH_AUTHORIZE_PATH = "/o/oauth2/auth"
+OAUTH_REFRESH_PATH = "/token"
 
 _RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 _RATE_LIMIT_REASONS = frozenset({"userRateLimitExceeded", "rateLimitExceeded", "backendError"})

@@ -7,18 +7,20 @@ from urllib.parse import urlsplit
 
 import httplib2
 from django.conf import settings
+from django.utils.translation import gettext
 from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 
 from apps.connectors.drive.browse import DriveBrowser
 from apps.connectors.drive.client import (
     GOOGLE_TOKEN_URI,
+    OAUTH_AUTHORIZE_PATH,
+    OAUTH_REFRESH_PATH,
     RetryPolicy,
     build_drive_service,
     oauth_credentials,
     service_account_credentials,
 )
-from apps.connectors.drive.emulator_api import OAUTH_AUTHORIZE_PATH, OAUTH_REFRESH_PATH
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import SourceAuthError
 
@@ -52,7 +54,7 @@ def drive_credentials(
         return service_account_credentials(path=settings.GOOGLE_SERVICE_ACCOUNT_FILE)
     if endpoint:
         return AnonymousCredentials()
-    raise SourceAuthError("Google Drive is not connected; connect it or configure a service account.")
+    raise SourceAuthError(gettext("Google Drive is not connected; connect it or configure a service account."))
 
 
 def drive_source(*, folder_id: str, credentials: BaseCredentials, http: httplib2.Http | None = None) -> DriveSource:

@@ -1,4 +1,4 @@
-"""Drive mime types shared by the source and the emulator."""
+"""Drive mime types shared by the source and its emulator (emulators/drive)."""
 
 from __future__ import annotations
 

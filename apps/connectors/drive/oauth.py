@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 from google_auth_oauthlib.flow import Flow
 from oauthlib.oauth2 import OAuth2Error
 
@@ -34,7 +35,9 @@ _TOKEN_TIMEOUT_SECONDS = 30
 def drive_connect_start(*, user: AbstractBaseUser) -> str:
     """The Google consent URL for this user (offline access, consent forced so a refresh token comes)."""
     if not (settings.GOOGLE_OAUTH_CLIENT_ID and settings.GOOGLE_OAUTH_CLIENT_SECRET):
-        raise ApplicationError("Google OAuth is not configured (GOOGLE_OAUTH_CLIENT_ID, GOOGLE_OAUTH_CLIENT_SECRET).")
+        raise ApplicationError(
+            gettext("Google OAuth is not configured (GOOGLE_OAUTH_CLIENT_ID, GOOGLE_OAUTH_CLIENT_SECRET).")
+        )
     OAuthState.objects.filter(owner_id=user.pk, created_at__lt=timezone.now() - OAUTH_STATE_TTL).delete()
     state = secrets.token_urlsafe(32)
     flow = _flow(state=state)
@@ -49,30 +52,41 @@ def drive_connect_finish(*, user: AbstractBaseUser, state: str, code: str, error
     # Another user's state looks unknown. Deleting is the claim: a state serves one callback only.
     if pending is None or not OAuthState.objects.filter(pk=pending.pk).delete()[0]:
         raise ApplicationError(
-            "This Google sign-in response is not valid: its state is unknown, forged or already used. "
-            "Nothing was stored; connect Google Drive again."
+            gettext(
+                "This Google sign-in response is not valid: its state is unknown, forged or already used. "
+                "Nothing was stored; connect Google Drive again."
+            )
         )
     if pending.created_at < timezone.now() - OAUTH_STATE_TTL:
         raise ApplicationError(
-            "The Google sign-in took too long: its state has expired. Nothing was stored; connect Google Drive again."
+            gettext(
+                "The Google sign-in took too long: its state has expired. Nothing was stored; "
+                "connect Google Drive again."
+            )
         )
     if error:
         if error == "access_denied":
-            raise ApplicationError("You did not allow access to Google Drive (access_denied); nothing was connected.")
-        raise ApplicationError(f"Google Drive was not connected: {error[:100]}.")
+            raise ApplicationError(
+                gettext("You did not allow access to Google Drive (access_denied); nothing was connected.")
+            )
+        raise ApplicationError(gettext("Google Drive was not connected: %(error)s.") % {"error": error[:100]})
     if not code:
-        raise ApplicationError("The callback carries no authorization code.")
+        raise ApplicationError(gettext("The callback carries no authorization code."))
     flow = _flow(state=state, code_verifier=pending.code_verifier)
     try:
         flow.fetch_token(code=code, timeout=_TOKEN_TIMEOUT_SECONDS)
     except OAuth2Error as exc:
         # ``from None``: the exception context may hold the request body (code and verifier).
-        raise ApplicationError(f"Google refused the authorization ({exc.error}); connect Google Drive again.") from None
+        raise ApplicationError(
+            gettext("Google refused the authorization (%(error)s); connect Google Drive again.") % {"error": exc.error}
+        ) from None
     except requests.RequestException:
-        raise ApplicationError("Google could not be reached to finish connecting Drive; try again.") from None
+        raise ApplicationError(gettext("Google could not be reached to finish connecting Drive; try again.")) from None
     credentials = flow.credentials
     if not credentials.refresh_token:
-        raise ApplicationError("Google granted no offline access (no refresh token); connect Google Drive again.")
+        raise ApplicationError(
+            gettext("Google granted no offline access (no refresh token); connect Google Drive again.")
+        )
     with transaction.atomic():
         credential = drive_credential_store(
             user=user,

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.connectors.drive.emulator import DriveEmulator, seed_from_directory
+from emulators.drive.server import DriveEmulator, seed_from_directory
 
 
 class Command(BaseCommand):

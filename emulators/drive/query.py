@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from apps.connectors.drive.emulator_errors import ApiError, bad_request
+from emulators.drive.errors import ApiError, bad_request
 
 
 class Queryable(Protocol):

@@ -16,9 +16,10 @@ from types import TracebackType
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator_api import API_PREFIX, OAUTH_REFRESH_PATH, Reply, Request, handle
-from apps.connectors.drive.emulator_errors import ApiError
-from apps.connectors.drive.emulator_state import DriveState
+from apps.connectors.drive.client import OAUTH_REFRESH_PATH
+from emulators.drive.api import API_PREFIX, Reply, Request, handle
+from emulators.drive.errors import ApiError
+from emulators.drive.state import DriveState
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 if TYPE_CHECKING:
-    from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
+    from emulators.drive.state import DriveState, OAuthGrant
 
 ID_TOKEN_SECONDS = 3600
 KEY_ID = "emu-key-1"

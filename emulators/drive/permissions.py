@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from apps.connectors.drive.emulator_state import DriveState
+    from emulators.drive.state import DriveState
 
 # The account whose Drive this is (the one that connected it): it owns every item.
 OWNER_EMAIL = "drive-owner@example.com"

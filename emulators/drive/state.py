@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator_errors import ApiError, Fault, FaultKind, not_found
-from apps.connectors.drive.emulator_permissions import DrivePermissions
-from apps.connectors.drive.emulator_query import ROOT_ID, Predicate
+from emulators.drive.errors import ApiError, Fault, FaultKind, not_found
+from emulators.drive.permissions import DrivePermissions
+from emulators.drive.query import ROOT_ID, Predicate
 
 
 def _now() -> str:

@@ -21,17 +21,15 @@ from urllib.parse import parse_qs, urlencode
 from werkzeug.http import parse_range_header
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator_errors import ApiError, bad_request
-from apps.connectors.drive.emulator_identity import id_token_sign
-from apps.connectors.drive.emulator_query import apply_mask, parse_fields, parse_query
-from apps.connectors.drive.emulator_state import DriveState, OAuthGrant
+from apps.connectors.drive.client import OAUTH_AUTHORIZE_PATH, OAUTH_REFRESH_PATH
+from emulators.drive.errors import ApiError, bad_request
+from emulators.drive.identity import id_token_sign
+from emulators.drive.query import apply_mask, parse_fields, parse_query
+from emulators.drive.state import DriveState, OAuthGrant
 
 API_PREFIX = "/drive/v3"
 # Media uploads go to the same origin under this prefix (the client keeps its path, not its host).
 UPLOAD_PREFIX = "/upload/drive/v3"
-OAUTH_REFRESH_PATH = "/token"
-# The consent page: it consents at once and redirects back with a code for OAUTH_REFRESH_PATH.
-OAUTH_AUTHORIZE_PATH = "/o/oauth2/auth"
 JSON = "application/json; charset=UTF-8"
 
 # What Drive returns when no ``fields`` parameter is given: a deliberately thin file resource.
@@ -84,6 +82,7 @@ def handle(state: DriveState, request: Request) -> Reply:
 def _route(request: Request) -> tuple[str, str | None, _View]:
     if request.method == "POST" and request.path == OAUTH_REFRESH_PATH:
         return "oauth.token", None, _token
+    # The consent page consents at once and redirects back with a code for OAUTH_REFRESH_PATH.
     if request.method == "GET" and request.path == OAUTH_AUTHORIZE_PATH:
         return "oauth.authorize", None, _authorize
     if request.path.startswith(UPLOAD_PREFIX):
