@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo-refresh german-docs sphinx-js install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs audio espeak bench-audio
+.PHONY: demo-refresh german-docs sphinx-js gettext messages nodejs install services services-stop migrate run test test-external lint bench clean browser ocr bench-docs audio espeak bench-audio
 
 $(STAMP): requirements/base.txt requirements/local.txt requirements/dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,7 +62,7 @@ demo-refresh: install
 # servers, workers and the browser, so two share two cores well. A module stays in one process,
 # where its module-scoped servers start once.
 TEST_WORKERS ?= 2
-test: services browser ocr audio espeak german-docs sphinx-js
+test: services browser ocr audio espeak german-docs sphinx-js gettext
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The deployment path alone: a focused suite against PostgreSQL and Valkey run as separate servers
@@ -105,7 +105,7 @@ audio:
 # Spoken test recordings and the word error rate bench only: espeak-ng reads sentences aloud.
 espeak:
 	@if command -v espeak-ng >/dev/null; then exit 0; fi; \
-	$(call apt_install,espeak-ng,The audio tests and bench/transcription_wer.py speak with espeak-ng)
+	$(call apt_install,espeak-ng,The audio tests and bench/ingest/transcription_wer.py speak with espeak-ng)
 # --- end audio ---
 
 # --- German text for the per-folder language tests (issue 31): Debian's German manual pages. ---
@@ -120,29 +120,58 @@ sphinx-js:
 	$(call apt_install,libjs-sphinxdoc,The junk tests read Sphinx's own theme scripts)
 # --- end Sphinx scripts ---
 
+# --- Translations (issue 41): GNU gettext collects and compiles the catalogs (README "Languages"). ---
+# The compiled .mo files are committed, so `make run` needs none of this; the catalog test does.
+gettext:
+	@if command -v xgettext >/dev/null && command -v msgfmt >/dev/null; then exit 0; fi; \
+	$(call apt_install,gettext,The catalog test and make messages need GNU gettext)
+
+# The catalogs brought up to date with the marked strings, then compiled: translate what is new, run
+# it again, commit locale/. Settings need a database URL; collecting strings never connects.
+messages: install gettext
+	DATABASE_URL=$${DATABASE_URL:-postgres://catalogs@127.0.0.1/catalogs} $(BIN)/python manage.py catalogs
+# --- end translations ---
+
 # --- real-folder bench (issue 15): documentation as Debian ships it (HTML manuals, search indexes). ---
-BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db bible-kjv
+BENCH_DOC_PACKAGES := python3-doc git-doc manpages manpages-dev man-db bible-kjv wordnet-base
 
 bench-docs:
-	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ] && [ -f /usr/share/man/man3/printf.3.gz ] && [ -x /usr/bin/bible ]; then exit 0; fi; \
-	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/real_folder.py and search_quality.py use Debian's manuals and its King James Bible)
+	@if [ -d /usr/share/doc/python3/html ] && [ -d /usr/share/doc/git-doc ] && [ -f /usr/share/man/man3/printf.3.gz ] && [ -x /usr/bin/bible ] && [ -f /usr/share/wordnet/data.noun ]; then exit 0; fi; \
+	$(call apt_install,$(BENCH_DOC_PACKAGES),bench/ingest/real_folder.py and search_quality.py use Debian's manuals, its King James Bible and WordNet)
 # --- end real-folder bench ---
 
-lint: install
+# --- Stylesheet lint (issue 41): stylelint from npm, at the versions package-lock.json pins. ---
+NODE_STAMP := node_modules/.installed
+
+# Node.js and npm come with the machine; stylelint 17 needs Node.js 20.19 or later.
+nodejs:
+	@node -e 'const [major, minor] = process.versions.node.split(".").map(Number); process.exit(major > 20 || (major === 20 && minor >= 19) ? 0 : 1)' 2>/dev/null && command -v npm >/dev/null || \
+	{ echo "make lint needs Node.js 20.19 or later and npm (for stylelint); found: $$(node --version 2>/dev/null || echo no node)" >&2; exit 1; }
+
+$(NODE_STAMP): package.json package-lock.json | nodejs
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+# --- end stylesheet lint ---
+
+lint: install $(NODE_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# The django-stubs plugin loads settings, which need a database URL; type checking never connects.
-	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers
+	DATABASE_URL=$${DATABASE_URL:-postgres://typecheck@127.0.0.1/typecheck} $(BIN)/mypy apps config workers emulators
+	# The import contracts in pyproject.toml: the app layers, and nothing of the product imports emulators/.
+	$(BIN)/lint-imports --no-cache
+	# Every stylesheet: syntax (an unclosed block), unknown properties and selectors, duplicates (stylelint.config.mjs).
+	npx --no-install stylelint "apps/**/*.css"
 
 bench: migrate ocr audio espeak bench-docs
-	# RapidOCR is measured against Tesseract by bench/ocr_quality.py only.
+	# RapidOCR is measured against Tesseract by bench/ingest/ocr_quality.py only.
 	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
 	$(BIN)/python bench/run_all.py
 
 # PocketSphinx's word error rate on espeak-ng speech with noise added (no database needed).
 bench-audio: install audio espeak
 	$(BIN)/pip install --quiet -r requirements/bench.txt 2>&1 | { grep -v "^WARNING: Location" || true; }
-	$(BIN)/python bench/transcription_wer.py
+	$(BIN)/python bench/ingest/transcription_wer.py
 
 clean: services-stop
 	rm -rf var $(VENV)

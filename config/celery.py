@@ -3,8 +3,8 @@ import os
 from celery import Celery
 from celery.signals import before_task_publish, worker_init, worker_process_init
 
+from apps.core.queues import TASK_QUEUES, TASK_ROUTES, stamp_sent_at
 from workers.leases import MessageLeases
-from workers.queues import TASK_QUEUES, TASK_ROUTES, stamp_sent_at
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -20,6 +20,7 @@ app.conf.imports = (
     "workers.sync",
     "workers.organize",
     "workers.agent",
+    "workers.evaluation",
     "workers.maintenance",
 )
 # A host killed outright: its messages come back within the visibility timeout (workers/leases.py).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -44,10 +45,15 @@ INSTALLED_APPS = [
     "apps.llm",
     "apps.chat",
     "apps.organize",
+    "apps.evaluation",
     "apps.inbox",
     "apps.web",
     "apps.mcp",
 ]
+# The stand-ins for outside services (emulators/: `manage.py drive_emulator`) when the checkout
+# holds them; the product imports none of them, so it starts the same without the folder.
+if importlib.util.find_spec("emulators") is not None:
+    INSTALLED_APPS.append("emulators")
 
 MIDDLEWARE = [
     # /healthz and /readyz, answered before host checks, HTTPS redirects and sessions (kubelet probes).
@@ -57,9 +63,13 @@ MIDDLEWARE = [
     # Times every request by its URL pattern (folderchat_http_request_duration_seconds).
     "apps.core.request_metrics.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The interface's language: the language cookie, else the browser's Accept-Language (README "Languages").
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A signed-in person's own choice of language wins over the cookie and the browser's.
+    "apps.core.middleware.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -79,6 +89,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ]
@@ -125,7 +136,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The interface's languages, each named in itself (the language menu); catalogs in locale/<code>/.
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -188,6 +202,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "apps.chat.models.RunStatus",
         "MessageTypeEnum": "apps.chat.models.MessageType",
         "SuggestionStatusEnum": "apps.organize.models.SuggestionStatus",
+        "EvaluationRunStatusEnum": "apps.evaluation.models.EvaluationRunStatus",
+        "EvaluationModeEnum": "apps.evaluation.models.EvaluationMode",
     },
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 1_000_000)
@@ -211,7 +227,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # kombu's restore lock (default 5 minutes): a host killed while holding it would stall every
     # other host's restores that long.
     "unacked_mutex_expire": _VISIBILITY_TIMEOUT,
-    # One Redis list per priority 0-9 (workers/queues.py PRIORITY_STEPS, run_priority): fairness across folders.
+    # One Redis list per priority 0-9 (apps/core/queues.py PRIORITY_STEPS, run_priority): fairness across folders.
     "priority_steps": list(range(10)),
 }
 CELERY_RESULT_EXPIRES = 3600
@@ -364,7 +380,7 @@ LOGIN_REDIRECT_URL = "/"
 # feedback round re-ranking the candidates won on the collections it was chosen on and lost on
 # others (CACM titles -0.021 nDCG@10 against plain RRF of the same two legs, CISI -0.007); plain
 # RRF of the chunks is within 0.004 of that on every collection and +0.007 on their mean
-# (bench/search_quality.py, 7 collections), so the simpler fusion stays.
+# (bench/search/search_quality.py, 7 collections), so the simpler fusion stays.
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 60)
 SEARCH_MAX_QUERY_CHARS = env_int("SEARCH_MAX_QUERY_CHARS", 2000)
 

@@ -26,6 +26,7 @@ urlpatterns = [
     path("api/", include("apps.llm.urls")),
     path("api/", include("apps.connectors.urls")),
     path("api/", include("apps.organize.urls")),
+    path("api/", include("apps.evaluation.urls")),
     path("api/", include("apps.inbox.urls")),
     # Sign in with Google (allauth): /accounts/google/login/ and its callback.
     path("accounts/", include("allauth.urls")),

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from apps.core.queues import ALL_QUEUES
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
-from workers.queues import ALL_QUEUES
 
 if TYPE_CHECKING:
-    from apps.connectors.drive.emulator import DriveEmulator
-    from apps.connectors.drive.emulator_state import DriveState
     from apps.llm.scripted import ScriptedProvider
+    from emulators.drive.server import DriveEmulator
+    from emulators.drive.state import DriveState
     from tests.support.llm_wire_stub import LLMWireStub
 
 
@@ -110,7 +110,7 @@ def wire_stub() -> Iterator[LLMWireStub]:
 @pytest.fixture
 def emulator() -> Iterator[DriveEmulator]:
     """The Drive emulator on a loopback port."""
-    from apps.connectors.drive.emulator import DriveEmulator
+    from emulators.drive.server import DriveEmulator
 
     with DriveEmulator() as running:
         yield running

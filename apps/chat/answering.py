@@ -18,6 +18,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from apps.chat.cancel import RunCancelled
 from apps.chat.events import RunEvents
 from apps.chat.offline import offline_answer
@@ -36,14 +39,23 @@ CITE_AGAIN_PROMPT = (
     "of the source it comes from in square brackets, like [1] or [2, 3]. If the sources do not contain the "
     "answer, say so plainly."
 )
-# How an answer says it found nothing: the offline answerer's sentence, and how models put it.
+# How an answer says it found nothing: the offline answerer's sentence, and how models put it, in
+# English and in the interface's other languages (the answerer's own sentence is in the asker's).
 _NOT_FOUND = re.compile(
     r"\b(found nothing|(could ?n[o']t|can ?n[o']t|did ?n[o']t|unable to) (find|locate)|no (relevant )?information"
-    r"|(do|does) not (contain|mention|say)|not (mentioned|found) in)\b",
+    r"|(do|does) not (contain|mention|say)|not (mentioned|found) in"
+    r"|nichts(\s\S+){0,6}\sgefunden|keine (relevanten )?informationen"
+    r"|rien trouvé|aucune information"
+    r"|no (he )?encontr(é|ado) nada|no hay información)\b",
     re.IGNORECASE,
 )
 SEARCHED_FILES_SHOWN = 5
 SEARCHED_QUERY_CHARS = 120
+
+
+def says_found_nothing(text: str) -> bool:
+    """Whether an answer says it found nothing (the offline answerer's sentence or a model's words)."""
+    return bool(_NOT_FOUND.search(text))
 
 
 # The question's words the sources lack (`offline.unfound_terms`), looked up when first needed.
@@ -66,7 +78,7 @@ class Answer:
 
     @property
     def fallback_reason(self) -> str:
-        return REASONS[self.failure] if self.failure else ""
+        return str(REASONS[self.failure]) if self.failure else ""
 
 
 def answer_from_sources(
@@ -266,11 +278,27 @@ def _offline(
 
 def searched_note(*, queries: Sequence[str], sources: Sequence[NumberedSource]) -> str:
     """What was searched, for an answer that found nothing: the queries, and the files read."""
-    shown = ", ".join(f"“{query[:SEARCHED_QUERY_CHARS]}”" for query in dict.fromkeys(q for q in queries if q.strip()))
-    searched = f"Searched this folder for {shown}" if shown else "Searched this folder"
+    queried = dict.fromkeys(q for q in queries if q.strip())
+    shown = ", ".join(_("“%(query)s”") % {"query": query[:SEARCHED_QUERY_CHARS]} for query in queried)
     if not sources:
-        return f"{searched}: nothing matched."
+        if shown:
+            return _("Searched this folder for %(queries)s: nothing matched.") % {"queries": shown}
+        return _("Searched this folder: nothing matched.")
     files = list(dict.fromkeys(source.path or source.file_name for source in sources))
-    more = f" and {len(files) - SEARCHED_FILES_SHOWN} more" if len(files) > SEARCHED_FILES_SHOWN else ""
-    count = f"{len(sources)} passage{'s' if len(sources) != 1 else ''}"
-    return f"{searched} and read {count} from {', '.join(files[:SEARCHED_FILES_SHOWN])}{more}."
+    listed = ", ".join(files[:SEARCHED_FILES_SHOWN])
+    if len(files) > SEARCHED_FILES_SHOWN:
+        listed = _("%(files)s and %(count)s more") % {"files": listed, "count": len(files) - SEARCHED_FILES_SHOWN}
+    values = {"queries": shown, "count": len(sources), "files": listed}
+    if shown:
+        read = ngettext(
+            "Searched this folder for %(queries)s and read %(count)s passage from %(files)s.",
+            "Searched this folder for %(queries)s and read %(count)s passages from %(files)s.",
+            len(sources),
+        )
+    else:
+        read = ngettext(
+            "Searched this folder and read %(count)s passage from %(files)s.",
+            "Searched this folder and read %(count)s passages from %(files)s.",
+            len(sources),
+        )
+    return read % values

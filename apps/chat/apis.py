@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.http import Http404, HttpResponseBase
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -43,7 +44,7 @@ MAX_FEEDBACK_CHARS = 2000
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
     conversation = selectors.conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
-        raise Http404("Conversation not found.")
+        raise Http404(_("Conversation not found."))
     return conversation
 
 
@@ -84,7 +85,7 @@ class FolderChatApi(APIView):
         def validate_model(self, value: str) -> str:
             if not model_allowed(value):
                 raise serializers.ValidationError(
-                    f"Not an allowed model; choose one of: {', '.join(models_allowed())}."
+                    _("Not an allowed model; choose one of: %(models)s.") % {"models": ", ".join(models_allowed())}
                 )
             return value
 
@@ -106,7 +107,7 @@ class FolderChatApi(APIView):
         if values.get("conversation_id") is not None:
             conversation = _conversation_or_404(request, values["conversation_id"])
             if conversation.folder_id != folder.pk:
-                raise Http404("Conversation not found.")
+                raise Http404(_("Conversation not found."))
         images = images_check(uploads=values["images"])  # all refused or all kept: nothing saved yet
         run = services.chat_start(
             user=request.user,  # type: ignore[arg-type]
@@ -224,7 +225,7 @@ class RunDetailApi(APIView):
     def get(self, request: Request, run_id: uuid.UUID) -> Response:
         run = selectors.run_get(user=request.user, run_id=run_id)
         if run is None:
-            raise Http404("Run not found.")
+            raise Http404(_("Run not found."))
         return Response(RunOutputSerializer(run).data)
 
 
@@ -242,7 +243,7 @@ class RunCancelApi(APIView):
     def post(self, request: Request, run_id: uuid.UUID) -> Response:
         run = selectors.run_get(user=request.user, run_id=run_id)
         if run is None:
-            raise Http404("Run not found.")
+            raise Http404(_("Run not found."))
         run = controls.run_cancel(run=run)
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -263,7 +264,7 @@ class MessageFeedbackApi(APIView):
     def post(self, request: Request, message_id: int) -> Response:
         message = selectors.message_get(user=request.user, message_id=message_id)
         if message is None:
-            raise Http404("Message not found.")
+            raise Http404(_("Message not found."))
         data = self.FeedbackInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         feedback = controls.message_feedback_set(
@@ -295,7 +296,7 @@ class AnswerContinueApi(APIView):
     def post(self, request: Request, message_id: int) -> Response:
         message = selectors.answer_get(user=request.user, message_id=message_id)
         if message is None:
-            raise Http404("Message not found.")
+            raise Http404(_("Message not found."))
         folder_access(user=request.user, folder_id=message.conversation.live_folder_id)  # still allowed to ask it
         run = answer_continue_start(user=request.user, message=message)  # type: ignore[arg-type]
         services.run_enqueue(run=run)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.http import Http404, HttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -29,7 +30,7 @@ class AttachmentContentApi(APIView):
     def get(self, request: Request, attachment_id: int) -> HttpResponse:
         attachment = selectors.attachment_get(user=request.user, attachment_id=attachment_id)
         if attachment is None:
-            raise Http404("Attachment not found.")
+            raise Http404(_("Attachment not found."))
         response = HttpResponse(bytes(attachment.data), content_type=attachment.mime_type)
         response["Content-Disposition"] = content_disposition_header(False, attachment.name) or "inline"
         response["X-Content-Type-Options"] = "nosniff"

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import filetype
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.chat.models import Message, MessageAttachment
 from apps.core.api import ApplicationError
@@ -25,7 +28,7 @@ ATTACHABLE_TYPES = {
     "image/gif": "GIF",
     "image/heic": "HEIC",
 }
-ACCEPTED = "PNG, JPEG, WebP, GIF or HEIC"
+ACCEPTED = gettext_lazy("PNG, JPEG, WebP, GIF or HEIC")
 SNIFF_BYTES = 8192  # as much as filetype's signatures look at
 NAME_CHARS = 255
 
@@ -42,7 +45,8 @@ def images_check(*, uploads: Sequence[UploadedFile]) -> list[ImageUpload]:
     limit = settings.CHAT_MAX_IMAGES
     if len(uploads) > limit:
         raise ApplicationError(
-            f"{len(uploads)} images were sent; a question may carry at most {limit} (CHAT_MAX_IMAGES)."
+            _("%(count)s images were sent; a question may carry at most %(limit)s (CHAT_MAX_IMAGES).")
+            % {"count": len(uploads), "limit": limit}
         )
     return [_checked(upload, position=position) for position, upload in enumerate(uploads, start=1)]
 
@@ -52,16 +56,25 @@ def _checked(upload: UploadedFile, *, position: int) -> ImageUpload:
     size, cap = upload.size or 0, settings.CHAT_IMAGE_MAX_BYTES
     if size > cap:
         raise ApplicationError(
-            f"{name} is {size:,} bytes; an image may be at most {cap:,} bytes (CHAT_IMAGE_MAX_BYTES)."
+            _("%(name)s is %(size)s bytes; an image may be at most %(cap)s bytes (CHAT_IMAGE_MAX_BYTES).")
+            % {
+                "name": name,
+                "size": number_format(size, force_grouping=True),
+                "cap": number_format(cap, force_grouping=True),
+            }
         )
     if size == 0:
-        raise ApplicationError(f"{name} is empty.")
+        raise ApplicationError(_("%(name)s is empty.") % {"name": name})
     upload.seek(0)
     data = upload.read()
     sniffed = filetype.guess_mime(data[:SNIFF_BYTES])
     if sniffed not in ATTACHABLE_TYPES:
-        what = f"a {sniffed} file" if sniffed else "not a picture in a known format"
-        raise ApplicationError(f"{name} is {what}; attach {ACCEPTED} images.")
+        refusal = (
+            _("%(name)s is a %(type)s file; attach %(accepted)s images.")
+            if sniffed
+            else _("%(name)s is not a picture in a known format; attach %(accepted)s images.")
+        )
+        raise ApplicationError(refusal % {"name": name, "type": sniffed, "accepted": ACCEPTED})
     return ImageUpload(name=name, mime_type=sniffed, data=data)
 
 

@@ -12,6 +12,7 @@ import time
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.chat.events import RunEvents
 from apps.chat.image_reading import question_images_read
@@ -34,14 +35,14 @@ CONTINUE_PROMPT = (
 def answer_continue_start(*, user: AbstractBaseUser, message: Message) -> AgentRun:
     """Queue the continuation of `message` (the caller has checked it is `user`'s)."""
     if message.role != MessageRole.AGENT or not message.metadata.get("truncated"):
-        raise ApplicationError("Only an answer that was cut short can be continued.")
+        raise ApplicationError(_("Only an answer that was cut short can be continued."))
     if message.conversation.status == ConversationStatus.ARCHIVED:
-        raise ConflictError("This conversation is archived; start a new one.")
+        raise ConflictError(_("This conversation is archived; start a new one."))
     if AgentRun.objects.filter(question=message, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]).exists():
-        raise ConflictError("This answer is already being continued.")
+        raise ConflictError(_("This answer is already being continued."))
     original = AgentRun.objects.filter(pk=message.metadata.get("run_id")).first()
     if original is None:
-        raise ApplicationError("This answer cannot be continued; ask again.")
+        raise ApplicationError(_("This answer cannot be continued; ask again."))
     return AgentRun.objects.create(
         owner_id=user.pk,
         conversation_id=message.conversation_id,
@@ -62,7 +63,7 @@ def chat_run_continue(*, run: AgentRun, events: RunEvents) -> RunResult:
         raise ValueError(f"run {run.pk} has no answer to continue")
     original = AgentRun.objects.select_related("question").get(pk=answer.metadata["run_id"])
     if original.question is None:
-        raise ApplicationError("The question of this answer is gone; ask it again.")
+        raise ApplicationError(_("The question of this answer is gone; ask it again."))
     question = str(original.question.content.get("text", ""))
     so_far = str(answer.content.get("text", ""))
 

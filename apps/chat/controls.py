@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.chat.cancel import run_cancel_flag_raise
 from apps.chat.events import RunEvents
@@ -39,7 +40,7 @@ def run_cancel(*, run: AgentRun) -> AgentRun:
         return run
     run.refresh_from_db(fields=["status"])
     if run.status in FINISHED_RUN_STATUSES:
-        raise ConflictError(f"This run has already finished ({run.status}).")
+        raise ConflictError(gettext("This run has already finished (%(status)s).") % {"status": run.status})
     run_cancel_flag_raise(run_id=run.pk)
     return run
 
@@ -53,12 +54,12 @@ def conversation_regenerate(*, user: AbstractBaseUser, conversation: Conversatio
     """
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     if conversation.status == ConversationStatus.ARCHIVED:
-        raise ConflictError("This conversation is archived; start a new one.")
+        raise ConflictError(gettext("This conversation is archived; start a new one."))
     last = conversation.runs.order_by("-created_at").first()
     if last is None or last.question_id is None:
-        raise ConflictError("This conversation has no answer to regenerate.")
+        raise ConflictError(gettext("This conversation has no answer to regenerate."))
     if last.status in _IN_PROGRESS:
-        raise ConflictError("An answer is still being written: stop it first.")
+        raise ConflictError(gettext("An answer is still being written: stop it first."))
     now = timezone.now()
     Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=now)
     return AgentRun.objects.create(
@@ -71,7 +72,7 @@ def message_feedback_set(
 ) -> MessageFeedback:
     """Rate an answer; rating it again replaces the earlier rating."""
     if message.role != MessageRole.AGENT:
-        raise ApplicationError("Only answers can be rated.")
+        raise ApplicationError(gettext("Only answers can be rated."))
     feedback, _ = MessageFeedback.objects.update_or_create(
         message=message, user_id=user.pk, defaults={"rating": rating, "comment": comment}
     )
@@ -90,5 +91,5 @@ def conversation_delete(*, conversation: Conversation) -> None:
     its executor would then have nowhere to save it."""
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     if conversation.runs.filter(status__in=_IN_PROGRESS).exists():
-        raise ConflictError("An answer is still being written in this conversation: stop it first.")
+        raise ConflictError(gettext("An answer is still being written in this conversation: stop it first."))
     conversation.delete()

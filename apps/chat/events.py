@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.chat.cancel import RunCancelled, run_cancel_flag_raised
 from apps.core.events import Event, publish_event, redis_client, run_channel
@@ -37,12 +39,12 @@ STEP_DOC = (
 )
 MESSAGE_VALUE_CHARS = 80
 _PHASES = {
-    "planning": "Planning the research",
-    "reading_images": "Reading the attached images",
-    "searching": "Searching the folder",
-    "generating": "Writing the answer",
-    "reading_file": "Reading documents",
-    "fallback": "Falling back to a single search and answer",
+    "planning": gettext_lazy("Planning the research"),
+    "reading_images": gettext_lazy("Reading the attached images"),
+    "searching": gettext_lazy("Searching the folder"),
+    "generating": gettext_lazy("Writing the answer"),
+    "reading_file": gettext_lazy("Reading documents"),
+    "fallback": gettext_lazy("Falling back to a single search and answer"),
 }
 
 
@@ -122,18 +124,20 @@ class RunEvents:
 def step_message(type: str, data: Mapping[str, Any]) -> str:
     """One line a person can read for a step event, from the event's own data."""
     if type == "tool_call":
-        return f"Calling {data.get('tool_name', 'a tool')}{_arguments(data.get('tool_input'))}"
+        tool = data.get("tool_name", _("a tool"))
+        return _("Calling %(tool)s%(arguments)s") % {"tool": tool, "arguments": _arguments(data.get("tool_input"))}
     if type == "tool_result":
-        outcome = "failed" if data.get("status") == "error" else "done"
-        return f"{data.get('tool_name', 'Tool')} {outcome}: {data.get('tool_output', '')}".strip().rstrip(":")
+        done = _("%(tool)s failed: %(output)s") if data.get("status") == "error" else _("%(tool)s done: %(output)s")
+        line = done % {"tool": data.get("tool_name", "Tool"), "output": data.get("tool_output", "")}
+        return line.strip().rstrip(":")
     if type == "text_reset":
-        return "The text so far was not the answer: the model went on to use tools, or its reply was refused"
+        return _("The text so far was not the answer: the model went on to use tools, or its reply was refused")
     phase = str(data.get("phase", ""))
-    line = _PHASES.get(phase) or phase.replace("_", " ").capitalize() or "Working"
+    line = str(_PHASES.get(phase) or phase.replace("_", " ").capitalize() or _("Working"))
     if data.get("reason"):
         line += f" ({data['reason']})"
     if data.get("iteration"):
-        line = f"Step {data['iteration']}: {line}"
+        line = _("Step %(n)s: %(text)s") % {"n": data["iteration"], "text": line}
     return line
 
 

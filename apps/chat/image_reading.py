@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from PIL import Image
 
 from apps.chat.agent.tools.images import VISION_TYPES, image_description
@@ -81,15 +83,11 @@ class QuestionImages:
         Empty without images."""
         read_text = sum(bool(reading.text) for reading in self.readings)
         described = sum(bool(reading.description) for reading in self.readings)
-        used = []
-        if read_text:
-            used.append(f"the text of {_images(read_text)}")
-        if described:
-            of = ("it" if described == 1 else "them") if described == read_text else _images(described)
-            used.append(f"the vision model's description of {of}")
-        sentences = [f"Read {' and '.join(used)}."] if used else []
+        sentences = [_read_sentence(read_text=read_text, described=described)] if read_text or described else []
         sentences += [
-            f"Could not read {reading.name}: {reading.problem}." for reading in self.readings if not reading.read
+            _("Could not read %(name)s: %(problem)s.") % {"name": reading.name, "problem": reading.problem}
+            for reading in self.readings
+            if not reading.read
         ]
         return " ".join(sentences)
 
@@ -181,5 +179,30 @@ def _vision_image(*, data: bytes, mime_type: str) -> ImagePart | None:
     return ImagePart(media_type="image/jpeg", data=out.getvalue())
 
 
+def _read_sentence(*, read_text: int, described: int) -> str:
+    """ "Read the text of 2 attached images and the vision model's description of them.", whole in
+    each language (the parts do not translate one by one)."""
+    if read_text and described == read_text:
+        return ngettext(
+            "Read the text of %(count)s attached image and the vision model's description of it.",
+            "Read the text of %(count)s attached images and the vision model's description of them.",
+            read_text,
+        ) % {"count": read_text}
+    if read_text and described:
+        return _("Read the text of %(text)s and the vision model's description of %(described)s.") % {
+            "text": _images(read_text),
+            "described": _images(described),
+        }
+    if read_text:
+        return ngettext(
+            "Read the text of %(count)s attached image.", "Read the text of %(count)s attached images.", read_text
+        ) % {"count": read_text}
+    return ngettext(
+        "Read the vision model's description of %(count)s attached image.",
+        "Read the vision model's description of %(count)s attached images.",
+        described,
+    ) % {"count": described}
+
+
 def _images(count: int) -> str:
-    return f"{count} attached image{'' if count == 1 else 's'}"
+    return ngettext("%(count)s attached image", "%(count)s attached images", count) % {"count": count}

@@ -17,6 +17,8 @@ from apps.library.models import File, Folder
 class ConversationKind(models.TextChoices):
     CHAT = "chat", "Folder chat"
     INBOX = "inbox", "Inbox assistant"
+    # A question of an evaluation run (apps.evaluation): answered like a chat, listed in no sidebar.
+    EVALUATION = "eval", "Evaluation question"
 
 
 class ConversationStatus(models.TextChoices):

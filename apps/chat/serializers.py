@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -190,7 +191,7 @@ class MessagePageInputSerializer(serializers.Serializer):
         try:
             return MessageCursor.decode(value)
         except ValueError as exc:
-            raise serializers.ValidationError("Not a cursor this endpoint gave; use a page's next_cursor.") from exc
+            raise serializers.ValidationError(_("Not a cursor this endpoint gave; use a page's next_cursor.")) from exc
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """`paged`: either was given; `before`: the decoded cursor."""

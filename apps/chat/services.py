@@ -20,8 +20,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
+from apps.chat import enqueue
 from apps.chat.agent.outcome import AgentProgress, progress_of
 from apps.chat.agent.runner import chat_run_agent  # agent mode (issue 7)
 from apps.chat.attachments import ImageUpload, attachments_create
@@ -46,6 +48,7 @@ from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.core.logging import redact
 from apps.core.metrics import run_observe
+from apps.core.preferences import user_language
 from apps.core.tracing import tracing_bind
 from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
@@ -89,7 +92,7 @@ def chat_start(
             owner_id=user.pk, folder=folder, kind=ConversationKind.CHAT, title=" ".join(text.split())[:TITLE_CHARS]
         )
     elif conversation.status == ConversationStatus.ARCHIVED:
-        raise ConflictError("This conversation is archived; start a new one.")
+        raise ConflictError(_("This conversation is archived; start a new one."))
     question = Message.objects.create(conversation=conversation, role=MessageRole.USER, content={"text": text})
     attachments_create(message=question, images=images)
     Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=timezone.now())
@@ -119,10 +122,8 @@ def folder_sync_if_stale(*, folder: Folder) -> bool:
 
 
 def run_enqueue(*, run: AgentRun) -> None:
-    from workers.agent import execute_run
-
     # The request's span may have ended when the commit comes: the task's trace continues it anyway.
-    transaction.on_commit(tracing_bind(lambda: execute_run.delay(str(run.pk))))
+    transaction.on_commit(tracing_bind(lambda: enqueue.execute_run(str(run.pk))))
 
 
 def run_start_thread(*, run: AgentRun) -> None:
@@ -142,7 +143,17 @@ def run_start_thread(*, run: AgentRun) -> None:
 
 
 def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = None) -> AgentRun:
-    """Run a queued run to its end; a no-op for a finished one (redelivered tasks, cancelled runs)."""
+    """Run a queued run to its end; a no-op for a finished one (redelivered tasks, cancelled runs).
+
+    Its fixed sentences (a failure's, the offline answerer's) are in the language its owner chose
+    (their account page); a worker or a thread has no request to read a browser's language from.
+    """
+    owner_id = AgentRun.objects.filter(pk=run_id).values_list("owner_id", flat=True).first()
+    with translation.override(user_language(user_id=owner_id) or settings.LANGUAGE_CODE):
+        return _run_execute(run_id=run_id, on_event=on_event)
+
+
+def _run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None) -> AgentRun:
     claimed = AgentRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING, started_at=timezone.now()
     )
@@ -151,12 +162,14 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
     if not claimed:
         if run.status == RunStatus.RUNNING:
             # Delivered again after its worker died mid-run: what it streamed cannot be resumed.
-            run_fail(run=run, events=events, message="The run was interrupted. Please ask again.", detail="redelivered")
+            run_fail(
+                run=run, events=events, message=_("The run was interrupted. Please ask again."), detail="redelivered"
+            )
         return run
     # Queued runs wait: the asker may have lost the folder (a revoked share) since asking.
     folder_id = run.conversation.folder_id  # None: the folder was removed
     if folder_id is None or not folders_visible(user=run.owner).filter(pk=folder_id).exists():
-        run_fail(run=run, events=events, message="This folder is no longer available to you.", detail="no access")
+        run_fail(run=run, events=events, message=_("This folder is no longer available to you."), detail="no access")
         return run
     started = time.perf_counter()
     runner = chat_run_continue if is_continuation(run) else RUNNERS.get(run.mode)
@@ -180,7 +193,7 @@ def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = Non
             message = failure_reason(exc)
         else:
             logger.exception("run %s failed", run.pk)
-            message = "Something went wrong while answering."
+            message = _("Something went wrong while answering.")
         progress, total_ms = progress_of(exc), _ms_since(started)
         detail = redact(repr(exc))  # kept on the run for operators (admin), never shown to its user
         run_fail(run=run, events=events, message=message, detail=detail, progress=progress, total_ms=total_ms)

@@ -6,6 +6,7 @@ changes; offline (no model) the file's index-time digest stands in.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -14,7 +15,9 @@ from django.db import IntegrityError, transaction
 from apps.chat.models import DocumentSummary
 from apps.library.models import File
 from apps.library.selectors import Block, file_blocks
-from apps.llm.base import LLMProvider
+from apps.llm.base import LLMError, LLMProvider
+from apps.llm.factory import get_model
+from apps.llm.failures import failure_reason
 from apps.llm.types import Message, Usage
 
 # What the model reads of a long file: blocks spread over the whole document, within this budget.
@@ -62,6 +65,16 @@ def document_summary_get(*, file: File, llm: LLMProvider | None) -> Summary:
         return Summary(text=file.digest, method="digest", usage=response.usage)
     _store(file=file, key=key, text=text, model=response.model or llm.model, usage=response.usage)
     return Summary(text=text, method="model", usage=response.usage)
+
+
+def document_summary_or_digest(*, file: File) -> Summary:
+    """The answer model's summary of the file; when the model fails, the digest, its method saying
+    why (the failure's kind, never the exception's text, which is for the log only)."""
+    try:
+        return document_summary_get(file=file, llm=get_model("answer"))
+    except LLMError as exc:
+        digest = document_summary_get(file=file, llm=None)
+        return dataclasses.replace(digest, method=f"digest (model failed: {failure_reason(exc)})")
 
 
 def summary_prompt(*, file: File, blocks: list[Block]) -> str:

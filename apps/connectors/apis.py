@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -110,7 +111,7 @@ class DriveFoldersApi(APIView):
                 page_token=values.get("page_token") or None,
             )
         except SourceNotFoundError:
-            raise NotFound("This Drive folder does not exist or your Google account cannot read it.") from None
+            raise NotFound(_("This Drive folder does not exist or your Google account cannot read it.")) from None
         except SourceAuthError as exc:
             raise ConflictError(str(exc)) from None
         except SourceError as exc:

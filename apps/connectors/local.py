@@ -24,6 +24,7 @@ from django.conf import settings
 
 from apps.connectors.beneath import directory_open_beneath, file_open_beneath, hidden_file_create
 from apps.library.exclusions import Exclusion
+from apps.library.file_names import file_name_problem
 from apps.library.sources import (
     OriginalContent,
     SourceEntry,
@@ -134,8 +135,9 @@ class LocalSource:
         # name: link fails on any existing name, a planted symlink included, so nothing is ever
         # overwritten and the name appears only once the whole content is there. Both are made
         # from the directory's descriptor, opened beneath the root (see `beneath`).
-        if "/" in name or name.startswith(".") or _clean_relative(name) != name:
-            raise SourceError(f"{name!r} is not a plain file name.")
+        problem = file_name_problem(name)
+        if problem:
+            raise SourceError(problem)
         relative_dir = _clean_relative(directory)
         self._inside(relative_dir)  # a clear refusal first; the descriptor walk is the guard
         try:

@@ -37,6 +37,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
+from apps.library import enqueue as library_enqueue
 from apps.library.exclusions import Exclusion, exclusion_for
 from apps.library.sync_selectors import folders_sync_claimed, local_folders_watched
 
@@ -224,6 +225,4 @@ class FolderWatcher:
 
 
 def _sync_folder_delay(folder_id: int) -> None:
-    from workers.sync import sync_folder
-
-    sync_folder.delay(folder_id)
+    library_enqueue.sync_folder(folder_id)

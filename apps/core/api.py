@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -53,5 +54,5 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response({"detail": exc.message, **exc.extra}, status=exc.status_code)
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(exc, exceptions.ValidationError):
-        response.data = {"detail": "Invalid input.", "errors": response.data}
+        response.data = {"detail": _("Invalid input."), "errors": response.data}
     return response

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
@@ -39,7 +40,7 @@ class TokenObtainApi(APIView):
         data.is_valid(raise_exception=True)
         user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None or not user.is_active:
-            raise AuthenticationFailed("Invalid username or password.")
+            raise AuthenticationFailed(gettext("Invalid username or password."))
         _, secret = personal_token_create(user=user, name=PASSWORD_LOGIN_NAME, scopes=TokenScope.values)
         return Response(self.TokenOutputSerializer({"token": secret}).data, status=status.HTTP_200_OK)
 
@@ -53,7 +54,9 @@ class TokenRevokeApi(APIView):
     @extend_schema(request=None, responses={204: None, 400: error_response("No API token in the request.")})
     def post(self, request: Request) -> Response:
         if not isinstance(request.auth, PersonalToken):
-            raise ApplicationError("This request carries no API token; revoke tokens with DELETE /api/tokens/{id}.")
+            raise ApplicationError(
+                gettext("This request carries no API token; revoke tokens with DELETE /api/tokens/{id}.")
+            )
         personal_token_revoke(user=request.user, token_id=request.auth.pk)  # type: ignore[arg-type]
         return Response(status=status.HTTP_204_NO_CONTENT)
 

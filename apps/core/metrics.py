@@ -84,6 +84,11 @@ MODEL_TOKENS = Counter(
     ["provider", "model", "kind"],
 )
 MODEL_COST = Counter("folderchat_model_cost_usd_total", "Model cost in US dollars.", ["provider", "model"])
+EVALUATION_RUNS = Counter(
+    "folderchat_evaluation_runs_total",
+    "Evaluation runs that ended, by outcome: passed, regressed (a metric dropped past the set's margin), failed.",
+    ["outcome"],
+)
 
 _USERINFO = re.compile(r"//[^/@]*@")
 _LIVE_GAUGE_FILE = re.compile(r"gauge_live\w+?_(\d+)\.db")
@@ -124,6 +129,10 @@ def model_usage_observe(
             MODEL_TOKENS.labels(provider=provider, model=model, kind=kind).inc(tokens)
     if cost:
         MODEL_COST.labels(provider=provider, model=model).inc(float(cost))
+
+
+def evaluation_run_observe(*, outcome: str) -> None:
+    EVALUATION_RUNS.labels(outcome=outcome).inc()
 
 
 def worker_metrics_serve(*, port: int, address: str) -> None:

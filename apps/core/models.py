@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class TimestampedModel(models.Model):
@@ -36,10 +37,10 @@ class AuditEntry(models.Model):
 
 
 class TokenScope(models.TextChoices):
-    READ = "read", "Read folders, files, documents and conversations"
-    SEARCH = "search", "Search folders"
-    CHAT = "chat", "Chat: standard and agent runs and their event streams"
-    MANAGE = "manage", "Manage: sync, re-index, settings, members, folders, uploads and moves"
+    READ = "read", _("Read folders, files, documents and conversations")
+    SEARCH = "search", _("Search folders")
+    CHAT = "chat", _("Chat: standard and agent runs and their event streams")
+    MANAGE = "manage", _("Manage: sync, re-index, settings, members, folders, uploads and moves")
 
 
 class PersonalToken(models.Model):
@@ -68,3 +69,22 @@ class PersonalToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+class Preferences(models.Model):
+    """A person's own settings of the interface: one row, made when they first choose something."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="preferences"
+    )
+    # A code of settings.LANGUAGES (checked when set, not a column constraint: adding a language
+    # needs no migration).
+    language = models.CharField(
+        max_length=8, blank=True, help_text="The interface's language; empty: the browser's (Accept-Language)."
+    )
+
+    class Meta:
+        verbose_name_plural = "preferences"
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.language or 'browser language'}"

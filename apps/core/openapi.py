@@ -172,7 +172,9 @@ def event_stream_operations(result: dict[str, Any], generator: Any, request: Any
                 "deleted, queued), `file` (a file indexed, skipped or failed, with its reason and the "
                 "folder's counters), `sync` (a sync's result: added, modified, deleted, moved, or its error), "
                 "`folder_error`, `suggestion` (an organize suggestion created), `file_moved` (a move or its "
-                "undo, automatic or not). A `: ping` comment keeps the connection open while nothing happens."
+                "undo, automatic or not), `evaluation.progress` (an evaluation run's `done` of `total` "
+                "questions), `evaluation.finished` (its status, metrics and regression). A `: ping` comment keeps "
+                "the connection open while nothing happens."
             ),
             tag="folders",
             id_parameter=_path_id("folder_id", {"type": "integer"}),

@@ -14,6 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
+
+from apps.core.queues import ALL_QUEUES, SENT_AT_HEADER
+
 
 @dataclass(frozen=True)
 class QueueMetrics:
@@ -28,12 +32,9 @@ def queue_metrics_list(
     *, inspect_timeout: float = 1.0, consumers: Mapping[str, Sequence[str]] | None = None
 ) -> list[QueueMetrics]:
     """`consumers`: the workers per queue when the caller already has them (`queue_consumers`)."""
-    from config.celery import app
-    from workers.queues import ALL_QUEUES, SENT_AT_HEADER
-
     if consumers is None:
         consumers = queue_consumers(timeout=inspect_timeout)
-    with app.connection_for_read() as connection:
+    with current_app.connection_for_read() as connection:
         channel: Any = connection.default_channel  # kombu's Redis channel: its lists and their keys
         steps = list(channel.priority_steps)
         keys = [[f"{queue}{channel.sep}{step}" if step else queue for step in steps] for queue in ALL_QUEUES]
@@ -60,9 +61,7 @@ def queue_metrics_list(
 
 
 def queue_consumers(*, timeout: float) -> dict[str, list[str]]:
-    from config.celery import app
-
-    replies = app.control.inspect(timeout=timeout).active_queues() or {}
+    replies = current_app.control.inspect(timeout=timeout).active_queues() or {}
     by_queue: dict[str, list[str]] = {}
     for worker, queues in replies.items():
         for queue in queues:

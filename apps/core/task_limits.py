@@ -25,6 +25,9 @@ BACKFILL = TaskLimit(300, 290)
 SYNC_FOLDER = TaskLimit(1800, 1750)
 # Above the agent's own total timeout plus a slow model's final answer: they only catch hangs.
 AGENT_RUN = TaskLimit(330, 300)
+# A whole evaluation run, its questions answered one after another: the run stops taking new
+# questions one AGENT_RUN before the soft limit (apps.evaluation.execution), so it ends itself.
+EVALUATION_RUN = TaskLimit(3600, 3540)
 ORGANIZE_FILE = TaskLimit(300, 280)
 BEAT_SWEEP = TaskLimit(60, 50)
 PING = TaskLimit(10)

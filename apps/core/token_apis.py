@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import Http404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -84,5 +85,5 @@ class TokenDetailApi(APIView):
     @extend_schema(request=None, responses={204: None, 403: error_response(SESSION_ONLY)})
     def delete(self, request: Request, token_id: int) -> Response:
         if not personal_token_revoke(user=request.user, token_id=token_id):  # type: ignore[arg-type]
-            raise Http404("Token not found.")
+            raise Http404(_("Token not found."))
         return Response(status=status.HTTP_204_NO_CONTENT)

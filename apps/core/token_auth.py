@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import SAFE_METHODS, BasePermission
@@ -57,7 +58,7 @@ class TokenScopePermission(BasePermission):
             return True
         if getattr(view, "session_only", False):
             raise exceptions.PermissionDenied(
-                "API tokens cannot manage tokens: sign in to the site (its API tokens page) to make or revoke them."
+                _("API tokens cannot manage tokens: sign in to the site (its API tokens page) to make or revoke them.")
             )
         from apps.core.tokens import personal_token_scope_check  # see authenticate()
 

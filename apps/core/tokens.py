@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from rest_framework import status
 
 from apps.core.api import ApplicationError
@@ -60,18 +61,20 @@ def personal_token_create(
     chosen = sorted(set(scopes), key=list(TokenScope.values).index)
     unknown = set(chosen) - set(TokenScope.values)
     if not chosen or unknown:
-        raise ApplicationError(f"Scopes must be some of: {', '.join(TokenScope.values)}.")
+        raise ApplicationError(_("Scopes must be some of: %(scopes)s.") % {"scopes": ", ".join(TokenScope.values)})
     if folder_ids is not None:
         folder_ids = sorted(set(folder_ids))
         visible = set().union(*(check(user, folder_ids) for check in FOLDER_IDS_VISIBLE))
         missing = [folder_id for folder_id in folder_ids if folder_id not in visible]
         if not folder_ids or missing:
             raise ApplicationError(
-                "folder_ids must name folders you have a role on"
-                + (f"; not found: {', '.join(map(str, missing))}." if missing else ".")
+                _("folder_ids must name folders you have a role on; not found: %(ids)s.")
+                % {"ids": ", ".join(map(str, missing))}
+                if missing
+                else _("folder_ids must name folders you have a role on.")
             )
     if expires_in_days is not None and not 1 <= expires_in_days <= MAX_EXPIRES_IN_DAYS:
-        raise ApplicationError(f"expires_in_days must be from 1 to {MAX_EXPIRES_IN_DAYS}.")
+        raise ApplicationError(_("expires_in_days must be from 1 to %(days)s.") % {"days": MAX_EXPIRES_IN_DAYS})
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     token = PersonalToken.objects.create(
         user_id=user.pk,
@@ -109,7 +112,7 @@ def personal_token_authenticate(*, secret: str) -> PersonalToken:
         .first()
     )
     if token is None or not token.user.is_active:
-        raise TokenInvalid("Invalid, expired or revoked token.")
+        raise TokenInvalid(_("Invalid, expired or revoked token."))
     if token.last_used_at is None or token.last_used_at <= now - LAST_USED_EVERY:
         # Conditional: of concurrent requests with one token, one writes.
         PersonalToken.objects.filter(pk=token.pk).filter(
@@ -127,14 +130,17 @@ def personal_token_from_header(*, authorization: str) -> PersonalToken | None:
     if not parts or parts[0].lower() not in ("bearer", "token"):
         return None
     if len(parts) != 2:
-        raise TokenInvalid("Invalid Authorization header: expected 'Bearer <token>'.")
+        raise TokenInvalid(_("Invalid Authorization header: expected 'Bearer <token>'."))
     return personal_token_authenticate(secret=parts[1])
 
 
 def personal_token_scope_check(*, token: PersonalToken | None, scope: str) -> None:
     """Raises TokenScopeMissing (403) unless the token has `scope`; no token (a session) has all."""
     if token is not None and scope not in token.scopes:
-        raise TokenScopeMissing(f"This token lacks the '{scope}' scope needed here; it has: {', '.join(token.scopes)}.")
+        raise TokenScopeMissing(
+            _("This token lacks the '%(scope)s' scope needed here; it has: %(scopes)s.")
+            % {"scope": scope, "scopes": ", ".join(token.scopes)}
+        )
 
 
 def token_of(user: AbstractBaseUser | AnonymousUser) -> PersonalToken | None:

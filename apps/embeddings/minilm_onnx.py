@@ -19,7 +19,7 @@ The same vectors on every x86-64 CPU: activations are quantized to uint8 and wei
 without VNNI the CPU multiplies u8 x s8 pairs with VPMADDUBSW, whose 16-bit sum saturates once
 two products pass 32,767 (255 x 127 x 2 does). ONNX Runtime's ``reduce_range`` keeps the weights
 to 7 bits (|w| <= 64), so a pair is at most 255 x 64 x 2 = 32,640: no CPU saturates and the integer
-products are exact on AVX2, VNNI and AVX-512 alike. bench/embedder_speed.py measures it against
+products are exact on AVX2, VNNI and AVX-512 alike. bench/search/embedder_speed.py measures it against
 ``SentenceTransformer.encode``. Dynamic quantization scales a product's activations over the whole
 run, padding included, so the int8 graph runs each text alone (the graph says so in its metadata):
 a text's vector does not depend on its batch.
@@ -42,7 +42,7 @@ MAX_SEQ_TOKENS = 256  # the model's max_seq_length in sentence-transformers
 DIMENSIONS = 384
 HEADS = 12
 # The feed-forward products that cost the most cosine when quantized alone, one at a time (the
-# test texts and CISI chunks; checked on CACM): kept in float32. bench/embedder_speed.py's figures.
+# test texts and CISI chunks; checked on CACM): kept in float32. bench/search/embedder_speed.py's figures.
 FP32_PRODUCTS = tuple(
     f"/model/encoder/layer.{layer}/{product}/dense/MatMul"
     for layer, product in (
@@ -111,7 +111,7 @@ def graph_export(*, path: Path, quantize: bool = True) -> Path:
     traced = f"{scratch}.fp32"
     try:
         # The tracer warns about Python-level branches in transformers' code; the graph is checked
-        # against sentence-transformers by the tests and bench/embedder_speed.py instead.
+        # against sentence-transformers by the tests and bench/search/embedder_speed.py instead.
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(

@@ -3,7 +3,7 @@
 - ``local``: the packaged all-MiniLM-L6-v2 through ONNX Runtime (``minilm_onnx``; CPU, offline),
   loaded once per process, on first use (after a worker's fork).
 - ``local_torch``: the same weights through sentence-transformers on torch (the reference the
-  ONNX graph is compared with in bench/embedder_speed.py and the tests).
+  ONNX graph is compared with in bench/search/embedder_speed.py and the tests).
 - ``openai``: text-embedding-3-small with ``dimensions=384``.
 - ``hash``: deterministic feature hashing of word unigrams and bigrams, for tests.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, HttpResponseBase
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -39,7 +40,7 @@ DETAIL_MESSAGES = 200
 def _conversation_or_404(request: Request, conversation_id: int) -> Conversation:
     conversation = selectors.inbox_conversation_get(user=request.user, conversation_id=conversation_id)
     if conversation is None:
-        raise Http404("Conversation not found.")
+        raise Http404(_("Conversation not found."))
     return conversation
 
 
@@ -170,9 +171,11 @@ class InboxMessageCreateApi(APIView):
                 raw = (attrs.get("content") or {}).get("text")
                 text = raw.strip() if isinstance(raw, str) else ""
             if not text:
-                raise serializers.ValidationError({"message": "Send the text as message or content.text."})
+                raise serializers.ValidationError({"message": _("Send the text as message or content.text.")})
             if len(text) > MAX_MESSAGE_CHARS:
-                raise serializers.ValidationError({"message": f"At most {MAX_MESSAGE_CHARS} characters."})
+                raise serializers.ValidationError(
+                    {"message": _("At most %(limit)s characters.") % {"limit": MAX_MESSAGE_CHARS}}
+                )
             return {"text": text}
 
     @extend_schema(

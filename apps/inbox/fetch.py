@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import httpx
 from django.conf import settings
+from django.utils.translation import gettext
 
 from apps.core.api import ApplicationError
 
@@ -63,7 +64,10 @@ def url_fetch(*, url: str) -> FetchedPage:
         if page is not None:
             return page
         current = _parse(str(current.join(location)))
-    raise FetchError(f"{url} redirects more than {settings.URL_FETCH_MAX_REDIRECTS} times; nothing was saved.")
+    raise FetchError(
+        gettext("%(url)s redirects more than %(limit)s times; nothing was saved.")
+        % {"url": url, "limit": settings.URL_FETCH_MAX_REDIRECTS}
+    )
 
 
 def address_check(*, host: str, port: int) -> Address:
@@ -71,14 +75,15 @@ def address_check(*, host: str, port: int) -> Address:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise FetchError(f"{host} could not be found; nothing was saved.") from exc
+        raise FetchError(gettext("%(host)s could not be found; nothing was saved.") % {"host": host}) from exc
     addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
     if not addresses:
-        raise FetchError(f"{host} could not be found; nothing was saved.")
+        raise FetchError(gettext("%(host)s could not be found; nothing was saved.") % {"host": host})
     for address in addresses:
         if not address_allowed(address):
             raise FetchError(
-                f"{host} leads to {address}, a private or local address; only public web pages are fetched."
+                gettext("%(host)s leads to %(address)s, a private or local address; only public web pages are fetched.")
+                % {"host": host, "address": address}
             )
     return addresses[0]
 
@@ -107,11 +112,11 @@ def _parse(url: str) -> httpx.URL:
     try:
         parsed = httpx.URL(url.strip())
     except (httpx.InvalidURL, TypeError) as exc:
-        raise FetchError(f"{url} is not a web address; nothing was saved.") from exc
+        raise FetchError(gettext("%(url)s is not a web address; nothing was saved.") % {"url": url}) from exc
     if parsed.scheme not in _SCHEMES or not parsed.host:
-        raise FetchError(f"Only http and https links are fetched, not {url}.")
+        raise FetchError(gettext("Only http and https links are fetched, not %(url)s.") % {"url": url})
     if parsed.userinfo:
-        raise FetchError("Links with a user name or password in them are not fetched.")
+        raise FetchError(gettext("Links with a user name or password in them are not fetched."))
     return parsed
 
 
@@ -119,7 +124,7 @@ def _get(url: httpx.URL, address: Address, deadline: float) -> tuple[str, Fetche
     """One request to ``address``: (redirect location, None) or ("", the page)."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise FetchError(f"{url} took too long to answer; nothing was saved.")
+        raise FetchError(gettext("%(url)s took too long to answer; nothing was saved.") % {"url": url})
     host_header = url.netloc.decode("ascii")
     # The request goes to the checked address; Host and TLS (SNI and the certificate's name) keep the name.
     pinned = url.copy_with(host=str(address))
@@ -139,28 +144,40 @@ def _get(url: httpx.URL, address: Address, deadline: float) -> tuple[str, Fetche
             if response.is_redirect:
                 return response.headers.get("location", ""), None
             if response.status_code >= 400:
-                raise FetchError(f"{url} answered {response.status_code}; nothing was saved.")
+                raise FetchError(
+                    gettext("%(url)s answered %(status)s; nothing was saved.")
+                    % {"url": url, "status": response.status_code}
+                )
             body = _read(response, url=url, deadline=deadline)
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             return "", FetchedPage(url=str(url), content_type=content_type, body=body)
     except httpx.TimeoutException as exc:
-        raise FetchError(f"{url} took too long to answer; nothing was saved.") from exc
+        raise FetchError(gettext("%(url)s took too long to answer; nothing was saved.") % {"url": url}) from exc
     except httpx.HTTPError as exc:
-        raise FetchError(f"{url} could not be fetched ({type(exc).__name__}); nothing was saved.") from exc
+        raise FetchError(
+            gettext("%(url)s could not be fetched (%(error)s); nothing was saved.")
+            % {"url": url, "error": type(exc).__name__}
+        ) from exc
 
 
 def _read(response: httpx.Response, *, url: httpx.URL, deadline: float) -> bytes:
     limit = settings.URL_FETCH_MAX_BYTES
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise FetchError(f"{url} is {int(declared):,} bytes, more than {limit:,} (URL_FETCH_MAX_BYTES).")
+        raise FetchError(
+            gettext("%(url)s is %(size)s bytes, more than %(limit)s (URL_FETCH_MAX_BYTES).")
+            % {"url": url, "size": f"{int(declared):,}", "limit": f"{limit:,}"}
+        )
     pieces: list[bytes] = []
     received = 0
     for piece in response.iter_bytes():
         received += len(piece)
         if received > limit:
-            raise FetchError(f"{url} is more than {limit:,} bytes (URL_FETCH_MAX_BYTES); nothing was saved.")
+            raise FetchError(
+                gettext("%(url)s is more than %(limit)s bytes (URL_FETCH_MAX_BYTES); nothing was saved.")
+                % {"url": url, "limit": f"{limit:,}"}
+            )
         if time.monotonic() > deadline:
-            raise FetchError(f"{url} took too long to send; nothing was saved.")
+            raise FetchError(gettext("%(url)s took too long to send; nothing was saved.") % {"url": url})
         pieces.append(piece)
     return b"".join(pieces)

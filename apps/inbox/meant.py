@@ -9,14 +9,13 @@ from collections.abc import Sequence
 from apps.chat.models import Conversation
 from apps.core.api import ApplicationError
 from apps.inbox.router import Route
-from apps.inbox.selectors import inbox_files, last_shown_file_ids
+from apps.inbox.selectors import inbox_files, inbox_files_without_suggestion, last_shown_file_ids
 from apps.library.selectors import (
     folder_file_get_by_path,
     folder_files_get,
     folder_files_get_by_path,
     folder_files_named,
 )
-from apps.organize.models import OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import folder_path_clean, in_inbox
 from apps.organize.terms import name_terms, organize_terms
 from apps.organize.tree import folder_tree
@@ -66,12 +65,8 @@ def paths_meant(
         meant = [shown_files[pk].path for pk in shown if pk in shown_files]
         if meant:
             return (meant if every else meant[:1]), True
-    open_files = set(
-        OrganizationSuggestion.objects.filter(folder_id=folder_id, status=SuggestionStatus.PENDING).values_list(
-            "file_id", flat=True
-        )
-    )
-    return [file.path for file in waiting if file.pk not in open_files and in_inbox(file.path)], False
+    unsuggested = set(inbox_files_without_suggestion(folder_ids=[folder_id]).values_list("pk", flat=True))
+    return [file.path for file in waiting if file.pk in unsuggested], False
 
 
 def _spelled_files(*, folder_id: int, text: str, target: str | None) -> list[str]:

@@ -16,6 +16,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from apps.llm.extractive import NOTHING_RELEVANT, ExtractiveProvider
 from apps.llm.extractive_agent import Step, read_turn
 from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, ToolCall, ToolSpec
@@ -78,7 +81,7 @@ class OfflineQueryPlanner(_Planner):
             return [self._respond(_inbox_text(files), [item["file_id"] for item in files])]
         if step.call.name == "summarize":
             summaries = payload.get("summaries", [])
-            text = "\n\n".join(str(item.get("summary", "")) for item in summaries) or "I could not summarise it."
+            text = "\n\n".join(str(item.get("summary", "")) for item in summaries) or _("I could not summarise it.")
             return [
                 self._respond(text, [item["file_id"] if "file_id" in item else item["fileId"] for item in summaries])
             ]
@@ -87,7 +90,7 @@ class OfflineQueryPlanner(_Planner):
         if step.call.name == "list_recent_files":
             files = payload.get("files", [])[:MAX_CARDS]
             names = ", ".join(str(item.get("file_name", "")) for item in files)
-            text = f"Your most recent files: {names}." if files else "There are no files yet."
+            text = _("Your most recent files: %(names)s.") % {"names": names} if files else _("There are no files yet.")
             return [self._respond(text, [item["file_id"] for item in files])]
         return [self._answer_search(messages, payload)]
 
@@ -104,7 +107,7 @@ class OfflineQueryPlanner(_Planner):
         results = payload.get("results", [])
         query = str(payload.get("query", self.search_query))
         if not results:
-            return self._respond(f'I found nothing matching "{query}". Try other words?', [])
+            return self._respond(_('I found nothing matching "%(query)s". Try other words?') % {"query": query}, [])
         answer = self.answerer.complete(messages=messages, tools=())
         by_path = {item["path"]: item["file_id"] for item in results}
         # The cards are the files the answer cites; with nothing cited, the best matches.
@@ -112,7 +115,7 @@ class OfflineQueryPlanner(_Planner):
         files = list(dict.fromkeys(cited))[:MAX_CARDS] or [item["file_id"] for item in results[:MAX_CARDS]]
         text = answer.text
         if text == NOTHING_RELEVANT:
-            text = f'Nothing answers that directly, but these files match "{query}" best:'
+            text = _('Nothing answers that directly, but these files match "%(query)s" best:') % {"query": query}
         return self._respond(text, files)
 
     def _respond(self, message: str, files: list[int]) -> ToolCall:
@@ -144,16 +147,20 @@ def organize_summary(steps: Sequence[Step]) -> str:
         if step.result is None or step.result.is_error or not isinstance(payload, dict):
             # The tool's error is for the model; the user reads its `for_user`, when it has one.
             reason = payload.get("for_user") if isinstance(payload, dict) else None
-            lines.append(f"- {path}: no suggestion. {reason or 'Something went wrong; try again.'}")
+            reason = reason or _("Something went wrong; try again.")
+            lines.append(_("- %(path)s: no suggestion. %(reason)s") % {"path": path, "reason": reason})
             continue
         made += 1
         sure = round(float(payload["confidence"]) * 100)
-        lines.append(f"- {path} → {payload['target']} ({sure}% sure): {payload['reasoning']}")
+        lines.append(
+            _("- %(path)s → %(target)s (%(sure)s%% sure): %(reasoning)s")
+            % {"path": path, "target": payload["target"], "sure": sure, "reasoning": payload["reasoning"]}
+        )
     if made:
         ask = (
-            "Say yes to move it, or no to keep it in the inbox."
+            _("Say yes to move it, or no to keep it in the inbox.")
             if made == 1
-            else ("Say yes to move them all, or no to keep them in the inbox; each also has its own buttons.")
+            else _("Say yes to move them all, or no to keep them in the inbox; each also has its own buttons.")
         )
         lines.append(ask)
     return "\n".join(lines)
@@ -161,17 +168,21 @@ def organize_summary(steps: Sequence[Step]) -> str:
 
 def _stats_text(payload: dict[str, Any]) -> str:
     if not payload:
-        return "I could not read the folder's totals."
+        return _("I could not read the folder's totals.")
     types = ", ".join(f"{count} {mime}" for mime, count in list(payload.get("top_mime_types", {}).items())[:4])
-    return f"This folder has {payload.get('files', 0)} files ({types}) in {payload.get('chunks', 0)} indexed passages."
+    return _("This folder has %(files)s files (%(types)s) in %(chunks)s indexed passages.") % {
+        "files": payload.get("files", 0),
+        "types": types,
+        "chunks": payload.get("chunks", 0),
+    }
 
 
 def _inbox_text(files: Sequence[dict[str, Any]]) -> str:
     if not files:
-        return "Your inbox is empty: nothing is waiting to be sorted."
-    count = f"{len(files)} files are" if len(files) > 1 else "1 file is"
+        return _("Your inbox is empty: nothing is waiting to be sorted.")
     lines = [f"- {str(item['path']).rsplit('/', 1)[-1]}: {item['state']}" for item in files]
-    return "\n".join([f"{count} waiting in inbox/:", *lines])
+    waiting = ngettext("%(count)s file is waiting in inbox/:", "%(count)s files are waiting in inbox/:", len(files))
+    return "\n".join([waiting % {"count": len(files)}, *lines])
 
 
 def _type_of(question: str) -> dict[str, str]:

@@ -24,16 +24,13 @@ from apps.chat.agent.registry import (
     ToolRegistry,
     pydantic_tool,
 )
-from apps.chat.agent.tools.documents import ReadDocumentInput, read_document
+from apps.chat.agent.tools.documents import DocumentRef, document_reader_tool
 from apps.chat.agent.tools.files import FILE_TOOLS, FileIdInput, get_file_metadata
 from apps.chat.agent.tools.search import hit_passage
-from apps.chat.summaries import document_summary_get
+from apps.chat.summaries import document_summary_or_digest
 from apps.inbox.selectors import inbox_file_states
 from apps.inbox.state import FileCard, Handoff, InboxRunState, files_resolve, respond_tool
 from apps.library.selectors import folder_file_get_by_path, folder_mime_types
-from apps.llm.base import LLMError
-from apps.llm.factory import get_model
-from apps.llm.failures import failure_reason
 from apps.llm.types import Usage
 from apps.organize.paths import INBOX, folder_path_clean
 from apps.search.selectors import chunk_search, file_search
@@ -80,7 +77,7 @@ class SearchFilesInput(ToolInput):
     limit: int = Field(default=10, ge=1, le=20, description="How many files at most.")
 
 
-class FileRefInput(ToolInput):
+class FileRefInput(DocumentRef):
     file_id: int | None = Field(default=None, description="A file_id from earlier results.")
     path: str | None = Field(default=None, max_length=1024, description="Or the file's path, e.g. 'inbox/W2_2024.pdf'.")
 
@@ -100,6 +97,9 @@ class FileRefInput(ToolInput):
 
 class FileContentInput(FileRefInput):
     focus_query: str | None = Field(default=None, max_length=1000, description="What to look for in a long file.")
+
+    def focus(self) -> str | None:
+        return self.focus_query
 
 
 class InboxListInput(ToolInput):
@@ -156,12 +156,6 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
         }
         return ToolOutput(data=data, summary=f"{len(results)} files", trace=f'"{arguments.query}" (files)')
 
-    def get_file_content(arguments: FileContentInput, context: ToolContext) -> ToolOutput:
-        file_id = arguments.file_id_in(context.folder_id)
-        if file_id is None:
-            return ToolOutput.error(NOT_FOUND)
-        return read_document(ReadDocumentInput(doc_id=file_id, focus_query=arguments.focus_query), context)
-
     def get_metadata(arguments: FileRefInput, context: ToolContext) -> ToolOutput:
         file_id = arguments.file_id_in(context.folder_id)
         if file_id is None:
@@ -181,12 +175,7 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
             return ToolOutput.error(f"{NOT_FOUND}: {', '.join(missing)}", hint="use file_ids or paths from results")
         summaries, usage = [], Usage()
         for file in files:
-            try:
-                summary = document_summary_get(file=file, llm=get_model("answer"))
-                method = summary.method
-            except LLMError as exc:
-                summary = document_summary_get(file=file, llm=None)
-                method = f"digest (model failed: {failure_reason(exc)})"
+            summary = document_summary_or_digest(file=file)
             usage = usage + summary.usage if summary.usage else usage
             if summary.text:
                 summaries.append(
@@ -195,7 +184,7 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
                         "path": file.path,
                         "fileName": file.name,
                         "summary": summary.text,
-                        "method": method,
+                        "method": summary.method,
                     }
                 )
         if not summaries:
@@ -227,13 +216,10 @@ def query_tools(state: InboxRunState) -> ToolRegistry:
             phase="searching",
             kind=ToolKind.SEARCH,
         ),
-        pydantic_tool(
+        document_reader_tool(
             name="get_file_content",
             description="Read one file (by file_id or path) as numbered, citable blocks.",
             input_model=FileContentInput,
-            run=get_file_content,
-            phase="reading_file",
-            kind=ToolKind.READ,
         ),
         pydantic_tool(
             name="get_file_metadata",

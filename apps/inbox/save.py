@@ -10,14 +10,15 @@ document) as that file, named after the address.
 from __future__ import annotations
 
 import io
-import re
 from urllib.parse import unquote, urlsplit
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.core.api import ApplicationError
 from apps.inbox.fetch import FetchedPage, url_fetch
 from apps.inbox.upload import inbox_file_save
+from apps.library.file_names import file_name_from_text
 from apps.library.models import Folder
 from apps.library.parsing.base import UnsupportedDocument
 from apps.library.parsing.text import decode_text
@@ -25,7 +26,6 @@ from apps.library.parsing.webpage import page_main_text
 
 MAX_TITLE_CHARS = 80
 _HTML = frozenset({"text/html", "application/xhtml+xml"})
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]+")
 
 
 def inbox_note_save(*, folder: Folder, text: str, url: str | None = None) -> str:
@@ -41,25 +41,28 @@ def _page_save(*, folder: Folder, page: FetchedPage) -> str:
         try:
             title, main = page_main_text(page.body) if page.content_type in _HTML else ("", decode_text(page.body))
         except UnsupportedDocument as exc:
-            raise ApplicationError(f"{page.url} is not readable text ({exc}); nothing was saved.") from exc
+            raise ApplicationError(
+                gettext("%(url)s is not readable text (%(reason)s); nothing was saved.")
+                % {"url": page.url, "reason": exc}
+            ) from exc
         if not main.strip():
-            raise ApplicationError(f"{page.url} has no readable text to save; nothing was saved.")
+            raise ApplicationError(
+                gettext("%(url)s has no readable text to save; nothing was saved.") % {"url": page.url}
+            )
         note = f"# {title or page.url}\n\nSaved from <{page.url}> on {saved_on}.\n\n{main.strip()}\n"
-        name = f"{_name_part(title) or 'page-' + _stamp()}.md"
+        name = f"{file_name_from_text(title, max_chars=MAX_TITLE_CHARS) or 'page-' + _stamp()}.md"
         return _save(folder=folder, name=name, data=note.encode())
     # Anything else is kept as the file it is, if the index reads its type (the upload checks say).
     last_segment = unquote(urlsplit(page.url).path.rstrip("/").rpartition("/")[2])
-    return _save(folder=folder, name=_name_part(last_segment) or f"download-{_stamp()}", data=page.body)
+    return _save(
+        folder=folder,
+        name=file_name_from_text(last_segment, max_chars=MAX_TITLE_CHARS) or f"download-{_stamp()}",
+        data=page.body,
+    )
 
 
 def _save(*, folder: Folder, name: str, data: bytes) -> str:
     return inbox_file_save(folder=folder, name=name, content=io.BytesIO(data), size=len(data)).path
-
-
-def _name_part(text: str) -> str:
-    """Text fit for a file name: no separators or control characters, no leading dot, short."""
-    cleaned = " ".join(_UNSAFE.sub(" ", text).split()).lstrip(".")
-    return cleaned[:MAX_TITLE_CHARS].rstrip()
 
 
 def _stamp() -> str:

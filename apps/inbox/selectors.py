@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
@@ -11,7 +13,7 @@ from apps.chat.messages import message_text
 from apps.chat.models import Conversation, ConversationKind, Message
 from apps.chat.selectors import MessageCursor, MessagePage, conversation_list, message_page
 from apps.library.access import FolderAction, folder_ids_allowed
-from apps.library.models import File, FileStatus
+from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import folder_files_under
 from apps.organize.models import OrganizationSettings, OrganizationSuggestion, SuggestionStatus
 from apps.organize.paths import INBOX
@@ -131,15 +133,18 @@ class UnsuggestedFile:
     reason: str
 
 
+def inbox_files_without_suggestion(*, folder_ids: Iterable[int] | QuerySet[Folder, Any]) -> QuerySet[File]:
+    """Files under inbox/ of these folders that have no pending suggestion, whatever their status."""
+    return File.objects.filter(folder_id__in=folder_ids, path__startswith=INBOX).exclude(
+        suggestions__status=SuggestionStatus.PENDING
+    )
+
+
 def inbox_files_unsuggested(*, user: AbstractBaseUser | AnonymousUser, limit: int) -> list[UnsuggestedFile]:
     """Indexed files under inbox/ of every folder the user organizes that wait without a suggestion."""
     files = list(
-        File.objects.filter(
-            folder_id__in=folder_ids_allowed(user=user, action=FolderAction.EDIT),
-            path__startswith=INBOX,
-            status=FileStatus.INDEXED,
-        )
-        .exclude(suggestions__status=SuggestionStatus.PENDING)
+        inbox_files_without_suggestion(folder_ids=folder_ids_allowed(user=user, action=FolderAction.EDIT))
+        .filter(status=FileStatus.INDEXED)
         .select_related("folder")
         .only("id", "folder_id", "path", "name", "folder__name", "folder__owner_id")
         .order_by("-updated_at", "-id")[:limit]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import AgentRun, Conversation, ConversationStatus, MessageRole, MessageType, RunMode
@@ -17,7 +18,7 @@ def inbox_message_post(*, conversation: Conversation, text: str) -> AgentRun:
     Posting to a conversation that went quiet (completed) picks it up again; an archived one is closed.
     """
     if conversation.status == ConversationStatus.ARCHIVED:
-        raise ConflictError("This conversation is archived; start a new one.")
+        raise ConflictError(_("This conversation is archived; start a new one."))
     if conversation.status != ConversationStatus.ACTIVE:
         Conversation.objects.filter(pk=conversation.pk).update(status=ConversationStatus.ACTIVE)
     question = inbox_message_add(

@@ -15,10 +15,12 @@ from typing import BinaryIO
 
 import filetype
 from django.conf import settings
+from django.utils.translation import gettext, gettext_lazy
 from rest_framework import status
 
 from apps.core.api import ApplicationError
 from apps.library.arrivals import file_arrived
+from apps.library.file_names import file_name_problem
 from apps.library.models import Folder
 from apps.library.parsing import PARSERS, document_kind, read_as_text
 from apps.library.parsing.base import ParseError, UnsupportedDocument
@@ -27,7 +29,6 @@ from apps.library.sources import SourceError, SourceTransientError, source_for
 from apps.organize.paths import INBOX
 
 SNIFF_BYTES = 8192
-MAX_NAME_BYTES = 255
 _XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 _PACKAGES = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
@@ -40,11 +41,11 @@ _PACKAGES = {
 }
 # What a refused signature is, in words a person knows.
 _DESCRIBED = {
-    "application/x-executable": "an executable program",
-    "application/x-msdownload": "a Windows program",
-    "application/x-sharedlib": "a shared library",
-    "application/zip": "a zip archive (unpack it and upload the files inside)",
-    "application/octet-stream": "binary data of an unknown kind",
+    "application/x-executable": gettext_lazy("an executable program"),
+    "application/x-msdownload": gettext_lazy("a Windows program"),
+    "application/x-sharedlib": gettext_lazy("a shared library"),
+    "application/zip": gettext_lazy("a zip archive (unpack it and upload the files inside)"),
+    "application/octet-stream": gettext_lazy("binary data of an unknown kind"),
 }
 # The content's type where the name says a close relative of it (same signature).
 _SAME = {
@@ -80,18 +81,11 @@ class SavedFile:
 
 
 def upload_name_clean(*, name: str) -> str:
-    """A plain file name for inbox/; ApplicationError (400) otherwise, never repaired."""
+    """A plain file name for inbox/ (``file_name_problem``); ApplicationError (400) otherwise, never repaired."""
     text = name.strip()
-    if not text:
-        raise ApplicationError("The file needs a name.")
-    if "/" in text or "\\" in text:
-        raise ApplicationError(f"{text!r} is not a plain file name: it may not contain / or \\.")
-    if text in {".", ".."} or text.startswith("."):
-        raise ApplicationError(f"{text!r} starts with a dot: hidden files are never indexed; rename it.")
-    if any(ord(char) < 32 or ord(char) == 127 for char in text):
-        raise ApplicationError("The file name contains control characters.")
-    if len(text.encode()) > MAX_NAME_BYTES:
-        raise ApplicationError(f"The file name is longer than {MAX_NAME_BYTES} bytes.")
+    problem = file_name_problem(text)
+    if problem:
+        raise ApplicationError(problem)
     return text
 
 
@@ -102,19 +96,26 @@ def upload_type(*, head: bytes, name: str) -> str:
     named = _SAME.get(named, named)
     if sniffed is None:
         if b"\x00" in head:
-            raise UnsupportedUploadError(f"{name} is binary data of an unknown kind; it cannot be indexed.")
+            raise UnsupportedUploadError(
+                gettext("%(name)s is binary data of an unknown kind; it cannot be indexed.") % {"name": name}
+            )
         if not named:
             return "text/plain"
         if not (read_as_text(named) or named in _TEXT_FORMATS):
             raise UnsupportedUploadError(
-                f"{name} is plain text, but its name says {named}; rename it to match what it holds."
+                gettext("%(name)s is plain text, but its name says %(named)s; rename it to match what it holds.")
+                % {"name": name, "named": named}
             )
         return named
     if sniffed not in PARSERS:
-        raise UnsupportedUploadError(f"{name} is {_DESCRIBED.get(sniffed, sniffed)}; it cannot be indexed.")
+        raise UnsupportedUploadError(
+            gettext("%(name)s is %(kind)s; it cannot be indexed.")
+            % {"name": name, "kind": _DESCRIBED.get(sniffed, sniffed)}
+        )
     if named and named != sniffed:
         raise UnsupportedUploadError(
-            f"{name} holds {sniffed}, but its name says {named}; rename it to match what it holds."
+            gettext("%(name)s holds %(sniffed)s, but its name says %(named)s; rename it to match what it holds.")
+            % {"name": name, "sniffed": sniffed, "named": named}
         )
     return sniffed
 
@@ -125,23 +126,28 @@ def inbox_file_save(*, folder: Folder, name: str, content: BinaryIO, size: int) 
     limit = settings.INBOX_UPLOAD_MAX_BYTES
     if size > limit:
         raise UploadTooLargeError(
-            f"{name} is {size:,} bytes; uploads may be at most {limit:,} bytes (INBOX_UPLOAD_MAX_BYTES)."
+            gettext("%(name)s is %(size)s bytes; uploads may be at most %(limit)s bytes (INBOX_UPLOAD_MAX_BYTES).")
+            % {"name": name, "size": f"{size:,}", "limit": f"{limit:,}"}
         )
     if size == 0:
-        raise ApplicationError(f"{name} is empty.")
+        raise ApplicationError(gettext("%(name)s is empty.") % {"name": name})
     content.seek(0)
     mime_type = upload_type(head=content.read(SNIFF_BYTES), name=name)
     if mime_type in _PACKAGES:
         try:
             package_check(content, kind=_PACKAGES[mime_type])
         except (ParseError, UnsupportedDocument) as exc:
-            raise UnsupportedUploadError(f"{name} was refused: {exc}.") from exc
+            raise UnsupportedUploadError(
+                gettext("%(name)s was refused: %(reason)s.") % {"name": name, "reason": exc}
+            ) from exc
     content.seek(0)
     try:
         entry = source_for(folder=folder).write_file(INBOX, name, content, mime_type)
     except SourceTransientError as exc:
-        raise SourceUnavailableError(f"{name} was not saved: {exc} Try again in a minute.") from exc
+        raise SourceUnavailableError(
+            gettext("%(name)s was not saved: %(reason)s Try again in a minute.") % {"name": name, "reason": exc}
+        ) from exc
     except SourceError as exc:
-        raise ApplicationError(f"{name} was not saved: {exc}") from exc
+        raise ApplicationError(gettext("%(name)s was not saved: %(reason)s") % {"name": name, "reason": exc}) from exc
     file = file_arrived(folder=folder, entry=entry)
     return SavedFile(path=entry.path, mime_type=mime_type, size=entry.size, file_id=file.pk if file else None)

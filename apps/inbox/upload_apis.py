@@ -13,6 +13,7 @@ from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParser as DjangoMultiPartParser
 from django.http.multipartparser import MultiPartParserError
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -141,11 +142,11 @@ class InboxFileUploadApi(APIView):
         data.is_valid(raise_exception=True)
         if folder is None:
             if "folder_id" not in data.validated_data:
-                raise ApplicationError("Say which folder: ?folder_id= in the URL.")
+                raise ApplicationError(_("Say which folder: ?folder_id= in the URL."))
             folder_id = data.validated_data["folder_id"]
             folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         elif data.validated_data.get("folder_id", folder_id) != folder_id:
-            raise ApplicationError("folder_id in the URL and in the form differ.")
+            raise ApplicationError(_("folder_id in the URL and in the form differ."))
         upload = data.validated_data["file"]
         name = upload.name or ""
         saved = inbox_file_save(folder=folder, name=name, content=upload, size=upload.size or 0)

@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Case, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.http import Http404
+from django.utils.translation import gettext, gettext_lazy
 from rest_framework import status
 
 from apps.core.api import ApplicationError
@@ -32,7 +33,18 @@ class FolderAction(enum.Enum):
 
 
 _RANK = {FolderRole.VIEWER: 0, FolderRole.EDITOR: 1, FolderRole.OWNER: 2}
-_ACTION_WORDS = {FolderAction.EDIT: "an editor", FolderAction.MANAGE: "the owner"}
+# A member's refusal, whole in each language: the action's least role, and theirs.
+_REFUSALS = {
+    (FolderAction.EDIT, FolderRole.VIEWER): gettext_lazy(
+        "Only an editor of this folder can do this; you are a viewer."
+    ),
+    (FolderAction.MANAGE, FolderRole.VIEWER): gettext_lazy(
+        "Only the owner of this folder can do this; you are a viewer."
+    ),
+    (FolderAction.MANAGE, FolderRole.EDITOR): gettext_lazy(
+        "Only the owner of this folder can do this; you are an editor."
+    ),
+}
 
 
 class FolderPermissionDenied(ApplicationError):
@@ -42,6 +54,11 @@ class FolderPermissionDenied(ApplicationError):
 def _memberships() -> QuerySet[FolderMembership]:
     """Memberships that give a role: not those whose account lost access at the source."""
     return FolderMembership.objects.filter(source_access_lost_at__isnull=True)
+
+
+def _member_roles(action: FolderAction) -> list[FolderRole]:
+    """The membership roles that allow `action` (ownership is the folder's owner, never a membership)."""
+    return [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
 
 
 def folders_visible(*, user: AnyUser) -> QuerySet[Folder]:
@@ -71,8 +88,7 @@ def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folde
     """The ids (a subquery) of the folders the user may do `action` to, for filtering other rows."""
     if not user.is_authenticated:
         return Folder.objects.none().values("pk")
-    roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
-    shared = _memberships().filter(user_id=user.pk, role__in=roles).values("folder_id")
+    shared = _memberships().filter(user_id=user.pk, role__in=_member_roles(action)).values("folder_id")
     return _token_limited(user, Folder.objects.filter(Q(owner_id=user.pk) | Q(pk__in=shared))).values("pk")
 
 
@@ -81,8 +97,9 @@ def folder_user_ids_allowed(*, folder_id: int, action: FolderAction) -> list[int
     owner_id = Folder.objects.filter(pk=folder_id).values_list("owner_id", flat=True).first()
     if owner_id is None:
         return []
-    roles = [role for role, rank in _RANK.items() if rank >= _RANK[action.value] and role != FolderRole.OWNER]
-    members = _memberships().filter(folder_id=folder_id, role__in=roles).values_list("user_id", flat=True)
+    members = (
+        _memberships().filter(folder_id=folder_id, role__in=_member_roles(action)).values_list("user_id", flat=True)
+    )
     return [owner_id, *(user_id for user_id in members if user_id != owner_id)]
 
 
@@ -100,11 +117,9 @@ def folder_role_check(*, user: AnyUser, folder: Folder, action: FolderAction) ->
     """The user's role on `folder` when it allows `action`; 404 without a role, 403 below it."""
     role = folder_role(user=user, folder=folder)
     if role is None:
-        raise Http404("Folder not found.")
+        raise Http404(gettext("Folder not found."))
     if _RANK[role] < _RANK[action.value]:
-        raise FolderPermissionDenied(
-            f"Only {_ACTION_WORDS[action]} of this folder can do this; you are a {role.label.lower()}."
-        )
+        raise FolderPermissionDenied(str(_REFUSALS[(action, role)]))
     return role
 
 
@@ -112,7 +127,7 @@ def folder_access(*, user: AnyUser, folder_id: int, action: FolderAction = Folde
     """The folder, when the user may do `action` to it (else 404 or 403, see the module)."""
     folder = Folder.objects.filter(pk=folder_id).first()
     if folder is None:
-        raise Http404("Folder not found.")
+        raise Http404(gettext("Folder not found."))
     # Serializers show the caller's role (`folders_visible` annotates the same attribute).
     folder.caller_role = folder_role_check(user=user, folder=folder, action=action).value  # type: ignore[attr-defined]
     return folder
@@ -127,9 +142,9 @@ def file_access(*, user: AnyUser, file_id: int, action: FolderAction = FolderAct
     """A file of a folder the user may do `action` to (404 for a file of a folder they cannot see)."""
     file = File.objects.filter(pk=file_id).select_related("folder").defer("embedding", "search_vector").first()
     if file is None:
-        raise Http404("File not found.")
+        raise Http404(gettext("File not found."))
     try:
         folder_role_check(user=user, folder=file.folder, action=action)
     except Http404:
-        raise Http404("File not found.") from None
+        raise Http404(gettext("File not found.")) from None
     return file

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -111,9 +112,9 @@ class FolderCollectionApi(APIView):
 
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             if attrs["source"] == SourceKind.LOCAL and not attrs.get("path"):
-                raise serializers.ValidationError({"path": "Required for a local folder."})
+                raise serializers.ValidationError({"path": _("Required for a local folder.")})
             if attrs["source"] == SourceKind.DRIVE and not attrs.get("drive_folder_id"):
-                raise serializers.ValidationError({"drive_folder_id": "Required for a Drive folder."})
+                raise serializers.ValidationError({"drive_folder_id": _("Required for a Drive folder.")})
             return attrs
 
     @extend_schema(parameters=PAGINATION_PARAMETERS, responses={200: paginated(FolderOutputSerializer)})
@@ -132,7 +133,7 @@ class FolderCollectionApi(APIView):
     def post(self, request: Request) -> Response:
         if token_folder_limit(user=request.user) is not None:
             # The new folder would be outside the token's reach the moment it was made.
-            raise FolderPermissionDenied("This API token is limited to some folders: it cannot connect new ones.")
+            raise FolderPermissionDenied(_("This API token is limited to some folders: it cannot connect new ones."))
         data = self.FolderCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -245,7 +246,7 @@ class FolderSyncApi(APIView):
     def post(self, request: Request, folder_id: int) -> Response:
         folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         if folder.status == "needs_reauth":
-            raise ApplicationError("Reconnect Google Drive before syncing this folder.")
+            raise ApplicationError(_("Reconnect Google Drive before syncing this folder."))
         services.folder_sync_enqueue(folder=folder)
         return Response(FolderOutputSerializer(folder).data, status=status.HTTP_202_ACCEPTED)
 
@@ -279,7 +280,7 @@ class FolderFilesRetryApi(APIView):
         data.is_valid(raise_exception=True)
         retried = services.files_retry(folder=folder, file_ids=data.validated_data.get("file_ids"))
         if not retried:
-            raise ApplicationError("There is no failed or skipped file to retry.")
+            raise ApplicationError(_("There is no failed or skipped file to retry."))
         folder.refresh_from_db()
         body = {"retried": retried, "folder": folder}
         return Response(self.RetryOutputSerializer(body).data, status=status.HTTP_202_ACCEPTED)
@@ -290,7 +291,10 @@ class FileRetryApi(APIView):
     def post(self, request: Request, file_id: int) -> Response:
         file = file_access(user=request.user, file_id=file_id, action=FolderAction.EDIT)
         if file.status not in services.RETRYABLE:
-            raise ApplicationError(f"{file.path} is {file.status}; only failed or skipped files can be retried.")
+            raise ApplicationError(
+                _("%(path)s is %(status)s; only failed or skipped files can be retried.")
+                % {"path": file.path, "status": str(file.get_status_display()).lower()}
+            )
         services.files_retry(folder=file.folder, file_ids=[file.pk])
         file.refresh_from_db()
         return Response(FileOutputSerializer(file).data, status=status.HTTP_202_ACCEPTED)

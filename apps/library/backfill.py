@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.core.events import redis_client
+from apps.library import enqueue
 from apps.library.models import File
 from apps.library.signals import folder_chunks_changed
 
@@ -139,10 +140,9 @@ def search_vectors_recompute(*, folder_id: int, after_id: int = 0, max_seconds: 
 
 def search_vectors_backfill_enqueue() -> None:
     """Queue a backfill once the current transaction commits, unless one is already queued."""
-    from workers.backfill import backfill_search_vectors
 
-    def enqueue() -> None:
+    def send() -> None:
         if redis_client().set(_QUEUED_KEY, "1", nx=True, ex=_QUEUED_TTL_SECONDS):
-            backfill_search_vectors.delay()
+            enqueue.backfill_search_vectors()
 
-    transaction.on_commit(enqueue)
+    transaction.on_commit(send)

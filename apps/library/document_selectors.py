@@ -7,6 +7,7 @@ import re
 from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 from rest_framework import status
 
 from apps.core.api import ApplicationError, ConflictError
@@ -44,7 +45,9 @@ def file_original_open(*, file: File) -> OriginalContent | FetchedOriginal:
     try:
         return source_for(folder=file.folder).open_original(source_entry_of(file))
     except SourceNotFoundError as exc:
-        raise Http404(f"{file.path} is no longer in its folder ({exc}).") from exc
+        raise Http404(
+            _("%(path)s is no longer in its folder (%(reason)s).") % {"path": file.path, "reason": exc}
+        ) from exc
     except SourceAuthError as exc:
         raise ConflictError(str(exc)) from exc
     except SourceTransientError as exc:

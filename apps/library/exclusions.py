@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import pathspec
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 # What every real folder carries that no one wants to search: version control, dependencies,
 # caches, editor and OS droppings, and build output that names itself.
@@ -55,19 +56,24 @@ class ExcludePatternError(ValueError):
 def exclude_patterns_clean(*, text: str) -> str:
     """The patterns as stored (one per line, trimmed); raises ``ExcludePatternError`` with a reason."""
     if len(text) > MAX_PATTERN_CHARS:
-        raise ExcludePatternError(f"Too long: at most {MAX_PATTERN_CHARS} characters of patterns.")
+        raise ExcludePatternError(
+            _("Too long: at most %(limit)s characters of patterns.") % {"limit": MAX_PATTERN_CHARS}
+        )
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     while lines and not lines[-1]:
         lines.pop()
     if len(lines) > MAX_PATTERN_LINES:
-        raise ExcludePatternError(f"Too many patterns: at most {MAX_PATTERN_LINES} lines.")
+        raise ExcludePatternError(_("Too many patterns: at most %(limit)s lines.") % {"limit": MAX_PATTERN_LINES})
     for number, line in enumerate(lines, start=1):
         if "\x00" in line:
-            raise ExcludePatternError(f"Line {number} contains a NUL character.")
+            raise ExcludePatternError(_("Line %(number)s contains a NUL character.") % {"number": number})
         try:
             pathspec.GitIgnoreSpec.from_lines([line])
         except (ValueError, re.error) as exc:
-            raise ExcludePatternError(f"Line {number} ({line!r}) is not a valid gitignore pattern: {exc}") from exc
+            raise ExcludePatternError(
+                _("Line %(number)s (%(line)r) is not a valid gitignore pattern: %(reason)s")
+                % {"number": number, "line": line, "reason": exc}
+            ) from exc
     return "\n".join(lines)
 
 

@@ -20,8 +20,10 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.core import task_limits
+from apps.core import queues, task_limits
 from apps.core.metrics import file_outcome_observe
+from apps.core.queues import QueueName
+from apps.library import enqueue
 from apps.library.backfill import search_vectors_backfill
 from apps.library.budget import FileBudgetExceeded
 from apps.library.chunk_store import chunks_replace
@@ -114,7 +116,7 @@ def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
     """Consecutive files whose chunks fill a couple of embedding batches together.
 
     Small files (notes, one page) embedded one by one give the model batches of a few chunks,
-    which cost about twice the time per chunk on CPU (bench/ingest_local_model.py).
+    which cost about twice the time per chunk on CPU (bench/ingest/ingest_local_model.py).
     """
     target = settings.EMBEDDING_BATCH_SIZE * 2
     sizes = dict(File.objects.filter(pk__in=file_ids).values_list("pk", "size"))
@@ -139,9 +141,6 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
     big folder's are still queued."""
     if not file_ids:
         return
-    from workers.indexing import index_files
-    from workers.queues import QueueName, run_priority, run_queue
-
     grouped = [[file_id] for file_id in file_ids] if alone else file_groups(file_ids=file_ids)
     groups = {uuid.uuid4().hex: group for group in grouped}
     jobs = [
@@ -154,9 +153,9 @@ def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = Fals
 
         def send() -> None:
             # Files re-queued alone ran out of time once: slow, so never on the small runs' slots.
-            queue = QueueName.INDEXING.value if alone else run_queue(len(groups))
+            queue = QueueName.INDEXING.value if alone else queues.run_queue(len(groups))
             for position, (token, group) in enumerate(groups.items()):
-                index_files.apply_async(args=[group], task_id=token, queue=queue, priority=run_priority(position))
+                enqueue.index_files(group, task_id=token, queue=queue, priority=queues.run_priority(position))
 
         transaction.on_commit(send)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from apps.library import enqueue
 from apps.library.models import Chunk, Folder
 
 # PostgreSQL's own text search configurations (pg_ts_config of a stock server): the choices.
@@ -119,6 +120,4 @@ def folder_language_detect(*, folder: Folder, text: str) -> str | None:
 
 def folder_keywords_reindex_enqueue(*, folder_id: int) -> None:
     """Recompute the folder's chunk and file keyword vectors under its language, once this commits."""
-    from workers.backfill import reindex_folder_keywords
-
-    transaction.on_commit(lambda: reindex_folder_keywords.delay(folder_id))
+    transaction.on_commit(lambda: enqueue.reindex_folder_keywords(folder_id))

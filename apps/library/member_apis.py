@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -69,7 +70,7 @@ class FolderMemberDetailApi(APIView):
         folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE)
         membership = members.member_list(folder=folder).filter(user_id=user_id).first()
         if membership is None:
-            raise Http404("Member not found.")
+            raise Http404(_("Member not found."))
         return membership
 
     @extend_schema(request=RoleInputSerializer, responses={200: MemberOutputSerializer})
@@ -153,7 +154,7 @@ class FolderInvitationDetailApi(APIView):
         folder = folder_access(user=request.user, folder_id=folder_id, action=FolderAction.MANAGE)
         invitation = members.invitation_pending_list(folder=folder).filter(pk=invitation_id).first()
         if invitation is None:
-            raise Http404("Invitation not found.")
+            raise Http404(_("Invitation not found."))
         members.invitation_revoke(invitation=invitation)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

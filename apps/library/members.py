@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.db.models.functions import Now
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from rest_framework import status
 
 from apps.core.api import ApplicationError, ConflictError
@@ -52,13 +53,14 @@ def _person_find(*, name: str) -> AbstractBaseUser:
         owners = list(_verified_email_owners(email=name).values_list("user_id", flat=True).distinct()[:2])
         if len(owners) != 1:
             raise ApplicationError(
-                "No account has verified this address; send an invitation link instead.", extra={"invite": True}
+                _("No account has verified this address; send an invitation link instead."), extra={"invite": True}
             )
         return get_user_model().objects.get(pk=owners[0])
     person = get_user_model().objects.filter(username=name).first()
     if person is None:
         raise ApplicationError(
-            f"No one here is called {name!r}; send them an invitation link instead.", extra={"invite": True}
+            _("No one here is called %(name)r; send them an invitation link instead.") % {"name": name},
+            extra={"invite": True},
         )
     return person
 
@@ -66,7 +68,7 @@ def _person_find(*, name: str) -> AbstractBaseUser:
 def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str) -> FolderMembership:
     person = _person_find(name=name)
     if person.pk == folder.owner_id:
-        raise ConflictError("The owner already has every right on this folder.")
+        raise ConflictError(_("The owner already has every right on this folder."))
     source_access_require(folder=folder, person=person)
     try:
         with transaction.atomic():
@@ -74,7 +76,9 @@ def member_add(*, folder: Folder, actor: AbstractBaseUser, name: str, role: str)
                 folder=folder, user_id=person.pk, role=role, added_by_id=actor.pk
             )
     except IntegrityError:
-        raise ConflictError(f"{person.get_username()} is already a member; change their role instead.") from None
+        raise ConflictError(
+            _("%(name)s is already a member; change their role instead.") % {"name": person.get_username()}
+        ) from None
     _record(folder=folder, actor=actor, action=AuditAction.SHARE, target=person.get_username(), role=role)
     return membership
 
@@ -130,7 +134,7 @@ def invitation_create(
     invitee = invitee.strip()
     if bool(invitee) == anyone_with_link:
         raise ApplicationError(
-            "Choose who the invitation is for: one person (their email or username) or anyone with the link."
+            _("Choose who the invitation is for: one person (their email or username) or anyone with the link.")
         )
     token = secrets.token_urlsafe(24)
     invitation = FolderInvitation.objects.create(
@@ -162,11 +166,11 @@ def invitation_get(*, token: str) -> FolderInvitation:
     """The open invitation behind `token`; a clear refusal for a used, expired or unknown one."""
     invitation = FolderInvitation.objects.select_related("folder").filter(token_hash=_token_hash(token)).first()
     if invitation is None:
-        raise ApplicationError("This invitation link is not valid; ask for a new one.")
+        raise ApplicationError(_("This invitation link is not valid; ask for a new one."))
     if invitation.accepted_at is not None:
-        raise ApplicationError("This invitation link was already used; ask for a new one.")
+        raise ApplicationError(_("This invitation link was already used; ask for a new one."))
     if invitation.expires_at <= timezone.now():
-        raise ApplicationError("This invitation link has expired; ask for a new one.")
+        raise ApplicationError(_("This invitation link has expired; ask for a new one."))
     return invitation
 
 
@@ -183,7 +187,7 @@ def invitation_admits(*, invitation: FolderInvitation, verified_emails: list[str
 def invitation_check_invitee(*, invitation: FolderInvitation, user: AbstractBaseUser) -> None:
     verified = list(EmailAddress.objects.filter(user_id=user.pk, verified=True).values_list("email", flat=True))
     if not invitation_admits(invitation=invitation, username=user.get_username(), verified_emails=verified):
-        raise InvitationForAnotherAccount("This invitation is for another account.")
+        raise InvitationForAnotherAccount(_("This invitation is for another account."))
 
 
 def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
@@ -200,7 +204,7 @@ def invitation_accept(*, token: str, user: AbstractBaseUser) -> Folder:
         ).update(accepted_at=timezone.now(), accepted_by=user)
         if not claimed:
             invitation_get(token=token)  # raises the reason: used or expired
-            raise ApplicationError("This invitation link was already used; ask for a new one.")
+            raise ApplicationError(_("This invitation link was already used; ask for a new one."))
         if user.pk != folder.owner_id:
             membership, created = FolderMembership.objects.get_or_create(
                 folder=folder, user=user, defaults={"role": invitation.role, "added_by_id": invitation.created_by_id}

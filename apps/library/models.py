@@ -7,6 +7,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Value
 from django.db.models.functions import Collate, Upper
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from apps.core.models import TimestampedModel
@@ -14,17 +15,17 @@ from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, exclude_patterns_v
 
 
 class SourceKind(models.TextChoices):
-    LOCAL = "local", "Local directory"
+    LOCAL = "local", _("Local directory")
     DRIVE = "drive", "Google Drive"
 
 
 class FolderStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    INDEXING = "indexing", "Indexing"
-    READY = "ready", "Ready"
-    SYNCING = "syncing", "Syncing"
-    NEEDS_REAUTH = "needs_reauth", "Needs re-authorisation"
-    ERROR = "error", "Error"
+    PENDING = "pending", _("Pending")
+    INDEXING = "indexing", _("Indexing")
+    READY = "ready", _("Ready")
+    SYNCING = "syncing", _("Syncing")
+    NEEDS_REAUTH = "needs_reauth", _("Needs re-authorisation")
+    ERROR = "error", _("Error")
 
 
 class Folder(TimestampedModel):
@@ -71,11 +72,11 @@ class Folder(TimestampedModel):
 
 
 class FileStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    INDEXING = "indexing", "Indexing"
-    INDEXED = "indexed", "Indexed"
-    SKIPPED = "skipped", "Skipped"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    INDEXING = "indexing", _("Indexing")
+    INDEXED = "indexed", _("Indexed")
+    SKIPPED = "skipped", _("Skipped")
+    FAILED = "failed", _("Failed")
 
 
 class File(TimestampedModel):
@@ -195,9 +196,9 @@ class SyncLog(TimestampedModel):
 class FolderRole(models.TextChoices):
     """Ordered: each role may do everything the ones before it may (see apps/library/access.py)."""
 
-    VIEWER = "viewer", "Viewer"
-    EDITOR = "editor", "Editor"
-    OWNER = "owner", "Owner"
+    VIEWER = "viewer", _("Viewer")
+    EDITOR = "editor", _("Editor")
+    OWNER = "owner", _("Owner")
 
 
 class FolderMembership(TimestampedModel):

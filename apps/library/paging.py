@@ -1,7 +1,7 @@
 """Paging of a folder's files: the count stops at a cap.
 
 At 100,000 files the paginator's exact COUNT(*) is the slow half of the first page: the page
-itself walks an index and stops after 50 rows (bench/files_page.py), the count reads every row
+itself walks an index and stops after 50 rows (bench/ops/files_page.py), the count reads every row
 that matches. Counting at most a little past the requested page keeps the first page fast and
 still says whether a next page exists; `count_exact` says whether `count` is the total.
 """

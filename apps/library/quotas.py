@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
+from django.utils.translation import ngettext
 
 from apps.core.api import ApplicationError
 from apps.library.models import File, FileStatus, Folder, UserQuota
@@ -96,7 +97,14 @@ def folder_quota_check(*, owner_id: int) -> None:
         return
     get_user_model().objects.select_for_update().filter(pk=owner_id).values_list("pk").first()
     if Folder.objects.filter(owner_id=owner_id).count() >= limit:
-        raise ApplicationError(f"You have reached your limit of {limit} folders.")
+        raise ApplicationError(
+            ngettext(
+                "You have reached your limit of %(limit)s folder.",
+                "You have reached your limit of %(limit)s folders.",
+                limit,
+            )
+            % {"limit": limit}
+        )
 
 
 def file_quota_reason(

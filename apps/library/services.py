@@ -7,9 +7,11 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError, connection, transaction
+from django.utils.translation import gettext as _
 
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
+from apps.library import enqueue
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
 from apps.library.indexing import files_enqueue
 from apps.library.language import SEARCH_LANGUAGES, folder_keywords_reindex_enqueue
@@ -53,23 +55,26 @@ def _user_root(*, entry: str, username: str) -> Path | None:
 def local_path_resolve(*, path: str, user: User) -> Path:
     """The real path of a local folder, refused unless it lies under one of the user's roots."""
     if "\x00" in path:
-        raise ApplicationError("The path contains a NUL byte.")
+        raise ApplicationError(_("The path contains a NUL byte."))
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
-        raise ApplicationError("The path must be absolute.")
+        raise ApplicationError(_("The path must be absolute."))
     resolved = candidate.resolve()
     roots = local_roots(user=user)
     if not any(resolved == root or root in resolved.parents for root in roots):
         extra = {"allowed_roots": [str(r) for r in roots]}
         if len(roots) < len(settings.LOCAL_FOLDER_ROOTS):
             raise ApplicationError(
-                f"The path is outside the allowed local roots; your user name ({user.get_username()!r}) cannot "
-                "name a directory, so the per-user roots ({username}) give you none.",
+                _(
+                    "The path is outside the allowed local roots; your user name (%(name)r) cannot "
+                    "name a directory, so the per-user roots ({username}) give you none."
+                )
+                % {"name": user.get_username()},
                 extra=extra,
             )
-        raise ApplicationError("The path is outside the allowed local roots.", extra=extra)
+        raise ApplicationError(_("The path is outside the allowed local roots."), extra=extra)
     if not resolved.is_dir():
-        raise ApplicationError("The path is not an existing directory.")
+        raise ApplicationError(_("The path is not an existing directory."))
     return resolved
 
 
@@ -87,8 +92,10 @@ def _local_path_claim(*, owner: User, path: Path) -> None:
     inside = others.filter(external_id__startswith=str(path).rstrip("/") + "/")
     if others.filter(external_id__in=overlapping).exists() or inside.exists():
         raise ConflictError(
-            "Another user has connected this directory (or one inside or around it); "
-            "ask them to share their folder with you instead."
+            _(
+                "Another user has connected this directory (or one inside or around it); "
+                "ask them to share their folder with you instead."
+            )
         )
 
 
@@ -107,10 +114,10 @@ def folder_create(
         name = name or Path(external_id).name
     elif source == SourceKind.DRIVE:
         if not external_id.strip():
-            raise ApplicationError("A Drive folder id is required.")
+            raise ApplicationError(_("A Drive folder id is required."))
         name = name or _source_root_name(owner=owner, source=source, external_id=external_id) or external_id
     else:
-        raise ApplicationError(f"Unknown source {source!r}.")
+        raise ApplicationError(_("Unknown source %(source)r.") % {"source": source})
     try:
         with transaction.atomic():
             folder_quota_check(owner_id=owner.pk)
@@ -125,7 +132,7 @@ def folder_create(
                 sync_interval_seconds=settings.FOLDER_SYNC_INTERVAL_SECONDS,
             )
     except IntegrityError as exc:
-        raise ConflictError("This folder is already connected.") from exc
+        raise ConflictError(_("This folder is already connected.")) from exc
     if start_indexing:
         folder_index_enqueue(folder=folder)
     return folder
@@ -141,12 +148,12 @@ def _source_root_name(*, owner: User, source: str, external_id: str) -> str:
         return check(Folder(owner=owner, source=source, external_id=external_id))
     except SourceNotFoundError:
         raise ApplicationError(
-            "This Drive folder does not exist or your Google account cannot read it; pick one from the list."
+            _("This Drive folder does not exist or your Google account cannot read it; pick one from the list.")
         ) from None
     except SourceAuthError as exc:
         raise ApplicationError(str(exc)) from None
     except SourceError as exc:
-        raise ApplicationError(f"The folder could not be checked: {exc}") from None
+        raise ApplicationError(_("The folder could not be checked: %(reason)s") % {"reason": exc}) from None
 
 
 def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[int]:
@@ -180,19 +187,23 @@ def folder_update(
     fields = ["updated_at"]
     if name is not None:
         if not name.strip():
-            raise ApplicationError("The name cannot be empty.")
+            raise ApplicationError(_("The name cannot be empty."))
         folder.name = name.strip()[:255]
         fields.append("name")
     if sync_interval_seconds is not None:
         if not SYNC_INTERVAL_MIN_SECONDS <= sync_interval_seconds <= SYNC_INTERVAL_MAX_SECONDS:
-            bounds = f"{SYNC_INTERVAL_MIN_SECONDS} and {SYNC_INTERVAL_MAX_SECONDS}"
-            raise ApplicationError(f"The sync interval must be between {bounds} seconds.")
+            raise ApplicationError(
+                _("The sync interval must be between %(low)s and %(high)s seconds.")
+                % {"low": SYNC_INTERVAL_MIN_SECONDS, "high": SYNC_INTERVAL_MAX_SECONDS}
+            )
         folder.sync_interval_seconds = sync_interval_seconds
         fields.append("sync_interval_seconds")
     relanguage = language is not None and language != folder.language
     if language is not None:
         if language not in SEARCH_LANGUAGES:
-            raise ApplicationError(f"Unknown language {language!r}.", extra={"field": "language"})
+            raise ApplicationError(
+                _("Unknown language %(language)r.") % {"language": language}, extra={"field": "language"}
+            )
         folder.language = language
         fields.append("language")
     resync = False
@@ -221,16 +232,12 @@ def _patterns_clean(text: str) -> str:
 
 
 def folder_index_enqueue(*, folder: Folder) -> None:
-    from workers.indexing import index_folder
-
     Folder.objects.filter(pk=folder.pk).update(status=FolderStatus.INDEXING)
-    transaction.on_commit(lambda: index_folder.delay(folder.pk))
+    transaction.on_commit(lambda: enqueue.index_folder(folder.pk))
 
 
 def folder_sync_enqueue(*, folder: Folder) -> None:
-    from workers.sync import sync_folder
-
-    transaction.on_commit(lambda: sync_folder.delay(folder.pk))
+    transaction.on_commit(lambda: enqueue.sync_folder(folder.pk))
 
 
 def folder_delete(*, folder: Folder, actor: User | None = None) -> None:

@@ -12,6 +12,7 @@ import logging
 from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.core.api import ApplicationError
 from apps.core.audit import AuditAction, audit_record
@@ -41,17 +42,25 @@ def source_access_require(*, folder: Folder, person: AbstractBaseUser) -> None:
     email = google_email(user=person)
     if not email:
         raise ApplicationError(
-            f"{name} has not signed in with Google here, so nobody can check that their Google account "
-            "may open this Drive folder. Ask them to sign in with Google once, then share again."
+            _(
+                "%(name)s has not signed in with Google here, so nobody can check that their Google account "
+                "may open this Drive folder. Ask them to sign in with Google once, then share again."
+            )
+            % {"name": name}
         )
     try:
         allowed = check(folder)(email)
     except SourceError as exc:
-        raise ApplicationError(f"Google Drive could not say who may open this folder: {exc}") from None
+        raise ApplicationError(
+            _("Google Drive could not say who may open this folder: %(reason)s") % {"reason": exc}
+        ) from None
     if not allowed:
         raise ApplicationError(
-            f"{name}'s Google account ({email}) cannot open this folder in Google Drive. "
-            "Share it with them in Drive first."
+            _(
+                "%(name)s's Google account (%(email)s) cannot open this folder in Google Drive. "
+                "Share it with them in Drive first."
+            )
+            % {"name": name, "email": email}
         )
 
 

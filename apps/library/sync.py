@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
+from apps.library import enqueue
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
 from apps.library.progress import FolderProgress, folder_counters_refresh
@@ -125,8 +126,6 @@ def _elapsed_ms(started: float) -> int:
 
 def folders_sync_due_enqueue(*, now: dt.datetime | None = None) -> list[int]:
     """Queue ``sync_folder`` for folders past their interval; the claim still stops doubles."""
-    from workers.sync import sync_folder
-
     now = now or timezone.now()
     interval = ExpressionWrapper(F("sync_interval_seconds") * dt.timedelta(seconds=1), output_field=DurationField())
     next_sync = ExpressionWrapper(F("last_synced_at") + interval, output_field=DateTimeField())
@@ -139,5 +138,5 @@ def folders_sync_due_enqueue(*, now: dt.datetime | None = None) -> list[int]:
         .values_list("pk", flat=True)
     )
     for folder_id in due:
-        transaction.on_commit(functools.partial(sync_folder.delay, folder_id))
+        transaction.on_commit(functools.partial(enqueue.sync_folder, folder_id))
     return due

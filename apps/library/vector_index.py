@@ -8,8 +8,8 @@ too large for an exact scan get their top k from a modest ``ef_search``. A searc
 (``(folder_id % BUCKETS) = bucket`` in the statement) so the planner can use the partial index.
 
 pgvector 0.8's iterative scans run inside the folder's bucket index. One table-wide index with
-iterative scans instead was measured at 200k chunks (bench/search_speed.py --design table,
-bench/search_halfvec.py): the planner answers folders of 18k-30k chunks from the folder btree
+iterative scans instead was measured at 200k chunks (bench/search/search_speed.py --design table,
+bench/search/search_halfvec.py): the planner answers folders of 18k-30k chunks from the folder btree
 with an exact sort (hybrid p95 116-272 ms, against 24-27 ms on the buckets), and forced through
 the index its recall@10 is 0.97-0.98 against 0.997-1.0 on the buckets, so the buckets stay.
 

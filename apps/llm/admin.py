@@ -41,11 +41,12 @@ class UsageRecordAdmin(admin.ModelAdmin[UsageRecord]):
         "input_tokens",
         "output_tokens",
         "cached_tokens",
+        "estimated",
         "cost",
         "folder_id",
         "run_id",
     ]
-    list_filter = ["provider", "model", "created_at"]
+    list_filter = ["provider", "model", "estimated", "created_at"]
     search_fields = ["user__username", "model"]
     date_hierarchy = "created_at"
     change_list_template = "admin/llm/usagerecord/change_list.html"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, Unpack
 
 import anthropic
 import httpx
@@ -16,28 +16,24 @@ from anthropic.types import Usage as AnthropicUsage
 
 from apps.llm.base import (
     AnswerArguments,
-    Breaker,
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
-    RetryPolicy,
     StreamGuard,
-    call_with_retry,
     error_from_status,
 )
+from apps.llm.network import NetworkOptions, NetworkProvider, Turn, tool_schema
 from apps.llm.types import (
     ImagePart,
     LLMResponse,
     Message,
     Role,
     StopReason,
-    TextCallback,
     TextDelta,
     ToolCall,
     ToolSpec,
     Usage,
 )
-from apps.llm.usage import metered_call
 
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
 JSON_TOOL = "answer_json"
@@ -45,103 +41,74 @@ _STOP_REASONS = {"tool_use": StopReason.TOOL_USE, "max_tokens": StopReason.MAX_T
 _STREAM_ERROR_STATUS = {"rate_limit_error": 429, "overloaded_error": 529, "api_error": 500}
 
 
-class AnthropicProvider:
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_seconds: float = 60.0,
-        retry_policy: RetryPolicy | None = None,
-        breaker: Breaker | None = None,
-        max_tokens: int = 1024,
-        temperature: float = 0.2,
-        prompt_cache: bool = True,
-    ) -> None:
-        self.model = model
-        self.prompt_cache = prompt_cache
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.retry_policy = retry_policy or RetryPolicy()
-        self.breaker = breaker
-        # max_retries=0: call_with_retry is the single place that retries, with our backoff.
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
+class AnthropicProvider(NetworkProvider):
+    service = "anthropic"
+    sdk_errors = (anthropic.AnthropicError, httpx.HTTPError)
 
-    def complete(
-        self,
-        *,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        system: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_text: TextCallback | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
+    def __init__(self, *, prompt_cache: bool = True, **options: Unpack[NetworkOptions]) -> None:
+        super().__init__(**options)
+        self.prompt_cache = prompt_cache
+        self._client = anthropic.Anthropic(**self._client_options)
+
+    def map_error(self, exc: Exception) -> LLMError:
+        return map_anthropic_error(exc)
+
+    def _send(self, turn: Turn, on_text: StreamGuard) -> LLMResponse:
+        request = self._request(turn)
+        forced_json = "tool_choice" in request
+        if not turn.stream or forced_json:
+            response = from_anthropic_message(self._client.messages.create(**request))
+            return _json_answer(response) if forced_json else response
+        # The SDK's stream helper accumulates text and input_json_delta fragments into the same
+        # Message a non-streaming call returns, so one parser serves both paths. Text after the
+        # first tool_use block starts belongs to a tool-call turn, not an answer. An answer
+        # argument of a call (ToolSpec.answer_argument) streams as it is written.
+        tools_started = False
+        answers = AnswerArguments(tools=turn.tools, on_text=on_text)
+        calls: dict[int, tuple[str, str]] = {}  # block index: (id, name)
+        with self._client.messages.stream(**request) as stream:
+            for event in stream:
+                if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    tools_started = True
+                    calls[event.index] = (event.content_block.id, event.content_block.name)
+                elif event.type == "text" and not tools_started:
+                    on_text(TextDelta(text=event.text))
+                elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
+                    call_id, name = calls.get(event.index, ("", ""))
+                    fragment = event.delta.partial_json
+                    answers.feed(index=event.index, call_id=call_id, name=name, fragment=fragment)
+            return from_anthropic_message(stream.get_final_message())
+
+    def _request(self, turn: Turn) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.model,
-            "messages": to_anthropic_messages(messages),
-            "max_tokens": max_tokens or self.max_tokens,
-            "temperature": self.temperature if temperature is None else temperature,
+            "messages": to_anthropic_messages(turn.messages),
+            "max_tokens": turn.max_tokens,
+            "temperature": turn.temperature,
         }
-        # Anthropic takes the system prompt as a parameter, never as a turn.
-        system_text = "\n\n".join(
-            [system or ""] + [message.content for message in messages if message.role is Role.SYSTEM]
-        ).strip()
-        if system_text:
+        if turn.system:
             # The agent resends the same system prompt and tools every turn: cached, they are read
-            # at a tenth of the price (and faster) after the first turn (bench/prompt_cache.py).
-            request["system"] = [{"type": "text", "text": system_text, **self._cache_control()}]
-        if tools:
-            request["tools"] = [to_anthropic_tool(tool) for tool in tools]
-        elif json_schema is not None:
+            # at a tenth of the price (and faster) after the first turn (bench/chat/prompt_cache.py).
+            request["system"] = [{"type": "text", "text": turn.system, **self._cache_control()}]
+        if turn.tools:
+            request["tools"] = [to_anthropic_tool(tool) for tool in turn.tools]
+        elif turn.json_schema is not None:
             # Anthropic has no JSON mode: a forced call of a tool whose input is the answer is its structured output.
-            answer_tool = {"name": JSON_TOOL, "description": "Record your answer.", "input_schema": dict(json_schema)}
+            answer_tool = {
+                "name": JSON_TOOL,
+                "description": "Record your answer.",
+                "input_schema": dict(turn.json_schema),
+            }
             request["tools"] = [answer_tool]
             request["tool_choice"] = {"type": "tool", "name": JSON_TOOL}
         if request.get("tools"):
             request["tools"][-1] = {**request["tools"][-1], **self._cache_control()}
-        if tools and request["messages"]:
+        if turn.tools and request["messages"]:
             # A tool loop's conversation grows by one turn a call: a breakpoint at its end lets the
             # next call read all of it from the cache, not only the system prompt and tools.
             last = request["messages"][-1]["content"]
             last[-1] = {**last[-1], **self._cache_control()}
-        forced_json = "tool_choice" in request
-        guard = StreamGuard(on_text)
-
-        def attempt() -> LLMResponse:
-            try:
-                if on_text is None or forced_json:
-                    response = from_anthropic_message(self._client.messages.create(**request))
-                    return _json_answer(response) if forced_json else response
-                # The SDK's stream helper accumulates text and input_json_delta fragments into the
-                # same Message a non-streaming call returns, so one parser serves both paths.
-                # Text after the first tool_use block starts belongs to a tool-call turn, not an answer.
-                # An answer argument of a call (ToolSpec.answer_argument) streams as it is written.
-                tools_started = False
-                answers = AnswerArguments(tools=tools, on_text=guard)
-                calls: dict[int, tuple[str, str]] = {}  # block index: (id, name)
-                with self._client.messages.stream(**request) as stream:
-                    for event in stream:
-                        if event.type == "content_block_start" and event.content_block.type == "tool_use":
-                            tools_started = True
-                            calls[event.index] = (event.content_block.id, event.content_block.name)
-                        elif event.type == "text" and not tools_started:
-                            guard(TextDelta(text=event.text))
-                        elif event.type == "content_block_delta" and event.delta.type == "input_json_delta":
-                            call_id, name = calls.get(event.index, ("", ""))
-                            fragment = event.delta.partial_json
-                            answers.feed(index=event.index, call_id=call_id, name=name, fragment=fragment)
-                    return from_anthropic_message(stream.get_final_message())
-            except (anthropic.AnthropicError, httpx.HTTPError) as exc:
-                raise guard.seal(map_anthropic_error(exc)) from exc
-
-        return metered_call(
-            provider="anthropic",
-            model=self.model,
-            call=lambda: call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker),
-        )
+        return request
 
     def _cache_control(self) -> dict[str, Any]:
         # Off (ANTHROPIC_PROMPT_CACHE=0) for compatible servers that reject the field.
@@ -159,7 +126,8 @@ def _json_answer(response: LLMResponse) -> LLMResponse:
 
 
 def to_anthropic_tool(tool: ToolSpec) -> ToolParam:
-    return {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
+    schema = tool_schema(tool)
+    return {"name": schema["name"], "description": schema["description"], "input_schema": schema["parameters"]}
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[MessageParam]:
@@ -170,8 +138,6 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[MessageParam]:
     """
     merged: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
     for message in messages:
-        if message.role is Role.SYSTEM:
-            continue
         role: Literal["user", "assistant"] = "assistant" if message.role is Role.ASSISTANT else "user"
         blocks = _content_blocks(message)
         if not blocks:

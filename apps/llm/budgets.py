@@ -21,6 +21,7 @@ import redis
 from django.conf import settings
 from django.db.models import F, Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.core.events import redis_client
 from apps.llm.base import LLMBudgetExceededError
@@ -58,10 +59,10 @@ class BudgetRefusal:
     @property
     def notice(self) -> str:
         when = self.resets_at.strftime("%Y-%m-%d %H:%M UTC")
-        return (
-            f"Your model usage budget ({self.what}) is used up; it resets at {when}. "
+        return gettext(
+            "Your model usage budget (%(what)s) is used up; it resets at %(when)s. "
             "These are the most relevant passages, found without the model."
-        )
+        ) % {"what": self.what, "when": when}
 
 
 def budget_limits(*, user_id: int) -> BudgetLimits:
@@ -112,12 +113,14 @@ def budget_refusal(*, user_id: int, now: dt.datetime | None = None) -> BudgetRef
         resets = day + dt.timedelta(days=1)
         tokens = _counted(user_id=user_id, key=_tokens_key(user_id, day), since=day, resets_at=resets, index=0)
         if tokens >= limits.daily_tokens:
-            return BudgetRefusal(what=f"{limits.daily_tokens:,} tokens a day", resets_at=resets)
+            what = gettext("%(tokens)s tokens a day") % {"tokens": f"{limits.daily_tokens:,}"}
+            return BudgetRefusal(what=what, resets_at=resets)
     if limits.monthly_cost is not None:
         resets = _next_month(month)
         cost = _counted(user_id=user_id, key=_cost_key(user_id, month), since=month, resets_at=resets, index=1)
         if cost >= limits.monthly_cost:
-            return BudgetRefusal(what=f"${limits.monthly_cost:,.2f} a month", resets_at=resets)
+            what = gettext("%(cost)s a month") % {"cost": f"${limits.monthly_cost:,.2f}"}
+            return BudgetRefusal(what=what, resets_at=resets)
     return None
 
 
@@ -161,5 +164,7 @@ def budget_notice() -> str:
     user_id = context.user_id if context is not None else None
     refusal = budget_refusal(user_id=user_id) if user_id is not None else None
     if refusal is None:
-        return "Your model usage budget is used up. These are the most relevant passages, found without the model."
+        return gettext(
+            "Your model usage budget is used up. These are the most relevant passages, found without the model."
+        )
     return refusal.notice

@@ -2,11 +2,12 @@
 
 Without tools it answers the last user prompt (see `sources.build_user_prompt`) part by part with
 the sentences of its sources that answer each part, each cited `[n]` and quoted in citation order,
-then names any part nothing answers (see `extractive_answer`); a comparison of amounts is computed
-and said first (see `extractive_compare`). With tools it plays the agent: search,
-rewrite when the results are weak, read the top documents, then answer from everything gathered,
-numbering the sources in the order gathered and returning them in `citation_sources`. System prompt,
-max_tokens and temperature mean nothing here and are ignored.
+then names any part nothing answers (see `extractive_answer`); a comparison of amounts or dates, a
+sum asked for, or the days between two dates is computed and said first (see `extractive_compare`,
+`extractive_dates`). With tools it plays the agent: search, rewrite when the results are weak, read
+the top documents, then answer from everything gathered, numbering the sources in the order
+gathered and returning them in `citation_sources`. System prompt, max_tokens and temperature mean
+nothing here and are ignored.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from apps.llm.base import stream_text
 from apps.llm.extractive_agent import gathered_sources, next_calls, read_turn
 from apps.llm.extractive_answer import answer, cite, not_found
@@ -22,7 +25,8 @@ from apps.llm.extractive_text import Passage, terms
 from apps.llm.sources import extract_citations
 from apps.llm.types import LLMResponse, Message, StopReason, TextCallback, ToolSpec, Usage
 
-NOTHING_RELEVANT = "I found nothing in this folder that is relevant to your question."
+# Lazy: in the language active when the answer is made (a run's is its owner's).
+NOTHING_RELEVANT = gettext_lazy("I found nothing in this folder that is relevant to your question.")
 
 
 class ExtractiveProvider:
@@ -65,7 +69,7 @@ class ExtractiveProvider:
             ],
         )
         quoted = [*found.comparisons, *(cite(pick) for pick in found.picks)]
-        text = " ".join([*quoted, *(not_found(part) for part in found.missing)]) if quoted else NOTHING_RELEVANT
+        text = " ".join([*quoted, *(not_found(part) for part in found.missing)]) if quoted else str(NOTHING_RELEVANT)
         if on_text is not None:
             stream_text(text, on_text)
         cited = set(extract_citations(text))

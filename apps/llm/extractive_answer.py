@@ -5,9 +5,11 @@ enough of its terms (IDF over the sentences at hand, so a word every row repeats
 name, weighs little): the best sentence, preferring one that states the kind of figure the part
 asks for, plus only sentences saying the same of another thing (a second matching row) or more of
 the same thing. A comparative part ("which trip is longer") takes each compared file's sentence
-stating the figure asked for; when that figure is an amount, the comparison is computed (see
-`extractive_compare`) and said instead of quoting both sides. A part nothing answers is named as
-not found, rather than padded with loosely related text.
+stating the figure asked for; when that figure is an amount or a date, the comparison is computed
+(see `extractive_compare`, `extractive_dates`) and said instead of quoting both sides, and so is a
+sum asked for ("the three bills ... in total"). A part asking how long, answered by two dates
+rather than a stated duration, is answered with the days between them. A part nothing answers is
+named as not found, rather than padded with loosely related text.
 
 Sentences are quoted in the order of their citation numbers (and of the document within one),
 so the answer's citations come in the order of first use.
@@ -19,7 +21,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.llm.extractive_compare import comparison, is_total, side
+from django.utils.translation import gettext
+
+from apps.llm.extractive_compare import comparison, is_total, side, total
+from apps.llm.extractive_dates import date_comparison, date_side, span, whole_dates
 from apps.llm.extractive_parts import Kind, Part, question_parts, states
 from apps.llm.extractive_text import Passage, content_sentences, covers, terms
 
@@ -107,16 +112,38 @@ def answer(*, question: str, passages: Sequence[Passage]) -> Answer:
     if not chosen and not comparisons:
         return Answer((), ())
     ordered = sorted(chosen.values(), key=lambda pick: (pick.n, pick.position))
-    return Answer(tuple(ordered), tuple(missing), tuple(comparisons))
+    # A sentence two files share (a payslip's footer) is quoted once, from the first.
+    once = {pick.sentence.lower(): pick for pick in reversed(ordered)}
+    return Answer(
+        tuple(pick for pick in ordered if once[pick.sentence.lower()] is pick), tuple(missing), tuple(comparisons)
+    )
 
 
 def _compared(part: Part, picks: Sequence[Pick]) -> str | None:
-    """The computed comparison of an amount between the files a comparative part found, if alike."""
-    if not part.comparative or part.kind is not Kind.AMOUNT or len({pick.item for pick in picks}) < 2:
+    """What the part's picks compute, if they are alike: the comparison of an amount or a date
+    between the files a comparative part found, the sum of their amounts, or a span of days."""
+    if part.kind is Kind.DURATION and len({pick.item for pick in picks}) == 1:
+        if any(states(Kind.DURATION, pick.sentence) for pick in picks):
+            return None  # said in words: "twelve days", "9 nights"
+        return span([(pick.n, pick.sentence) for pick in picks])
+    if not part.per_thing or len({pick.item for pick in picks}) < 2:
+        return None
+    if part.kind is Kind.DATE and part.comparative:
+        # A file stating no whole date ("every September") is not a side: there is nothing to count from.
+        # What happens on the date is the part's word that names none of the things: "ends".
+        event = part.terms.difference(part.subject, *part.named)
+        dated = [
+            date_side(n=pick.n, sentence=pick.sentence, item=pick.item, wanted=part.terms, event=event)
+            for pick in picks
+        ]
+        return date_comparison(question=part.text, sides=[entry for entry in dated if entry is not None])
+    if part.kind is not Kind.AMOUNT:
         return None
     sides = [side(n=pick.n, sentence=pick.sentence, item=pick.item, wanted=part.terms) for pick in picks]
     found = [entry for entry in sides if entry is not None]
-    return comparison(question=part.text, sides=found) if len(found) == len(sides) else None
+    if len(found) < len(sides):
+        return None
+    return total(sides=found, count=part.count) if part.total else comparison(question=part.text, sides=found)
 
 
 def _answer_part(
@@ -149,7 +176,7 @@ def _answer_part(
     # is each one's duration, in whichever sentence of the file states it ("Five days in Rome").
     compared_items = (
         _compared_items(part, units=units, about=about, question_terms=question_terms)
-        if part.comparative and part.kind is not None
+        if part.per_thing and part.kind is not None
         else set()
     )
     by_item = len(compared_items) > 1
@@ -162,10 +189,13 @@ def _answer_part(
     candidates: list[_Candidate] = []
     for unit in units:
         hit = wanted & (unit.own | unit.inherited)
-        figure = part.kind is not None and states(part.kind, unit.text)
+        # How long something took is said ("twelve days"), or given by the dates it started and ended.
+        figure = part.kind is not None and (
+            states(part.kind, unit.text) or (part.kind is Kind.DURATION and bool(whole_dates(unit.text)))
+        )
         if not (unit.item in compared_items if by_item else unit.order in relevant and hit):
             continue
-        if (part.comparative or not part.terms) and part.kind is not None and not figure:
+        if (part.per_thing or not part.terms) and part.kind is not None and not figure:
             continue  # "which is longer" is settled by durations, "how much is it" by an amount
         score = (
             _weight(wanted, unit, idf)
@@ -187,9 +217,11 @@ def _choose(part: Part, candidates: Sequence[_Candidate], *, by_item: bool) -> l
     sentence with those saying the same of another thing or more of the same thing."""
     if not candidates:
         return []
+    if part.kind is Kind.AMOUNT and not part.per_thing:
+        candidates = _total_of_lead(candidates)
     lead = candidates[0]
     best = lead.pick
-    if part.comparative:
+    if part.per_thing:
         # Every compared file's figure; one thing compared with itself ("the cost compared to the
         # plan") is looked up like any part.
         # Of a file's sentences stating amounts alike, its total is what it is compared by.
@@ -223,23 +255,53 @@ def _choose(part: Part, candidates: Sequence[_Candidate], *, by_item: bool) -> l
 def _compared_items(
     part: Part, *, units: Sequence[_Unit], about: dict[str, set[str]], question_terms: frozenset[str]
 ) -> set[str]:
-    """The files a comparative part compares: each holds all the part's terms but one (or those of
-    one thing it names, "A or B"), and states a figure about the question somewhere, so a README
-    that mentions trips is not a trip."""
+    """The files a comparative (or summing) part compares: each holds all the part's terms but one
+    (or those of one thing it names, "A or B"), and states a figure about the question somewhere,
+    so a README that mentions trips is not a trip. Or a sentence of it names the kind of thing
+    compared and states the figure asked for: "the contract runs until 14 November 2025" is a
+    contract for "which contract ends later", "electricity for the kilns, 420 EUR a month" is no
+    kiln for "which kiln was serviced most recently"."""
     stating = {
         unit.item
         for unit in units
         if question_terms & (unit.own | unit.inherited) and any(states(kind, unit.text) for kind in _FIGURE_KINDS)
     }
+    of_kind = {
+        unit.item
+        for unit in units
+        if part.kind is not None
+        and part.subject & unit.own
+        and (bool(whole_dates(unit.text)) if part.kind is Kind.DATE else states(part.kind, unit.text))
+    }
     return {
         item
         for item, words in about.items()
-        if item in stating and any(_holds(needed, words) for needed in (part.terms, *part.named) if needed)
+        if (item in stating and any(_holds(needed, words) for needed in (part.terms, *part.named) if needed))
+        or item in of_kind
     }
 
 
 def _holds(needed: frozenset[str], words: set[str]) -> bool:
     return len(needed & words) >= (len(needed) - 1 if len(needed) > 2 else len(needed))
+
+
+def _total_of_lead(candidates: Sequence[_Candidate]) -> list[_Candidate]:
+    """`candidates` with the lead's own file's total first when it names all the lead does ("how
+    much is the electricity bill": the amount due, not the line for the electricity used), and
+    without that file's other lines, which the total adds up."""
+    lead = candidates[0]
+    if is_total(lead.pick.sentence):
+        return list(candidates)
+    for candidate in candidates[1:]:
+        pick = candidate.pick
+        if (
+            candidate.item == lead.item
+            and is_total(pick.sentence)
+            and pick.matched >= lead.pick.matched
+            and pick.score >= RELATIVE_CUTOFF * lead.pick.score
+        ):
+            return [candidate, *(other for other in candidates if other.item != lead.item)]
+    return list(candidates)
 
 
 def _total_first(candidates: Sequence[_Candidate]) -> list[_Candidate]:
@@ -267,12 +329,14 @@ def _one_per_item(candidates: Sequence[_Candidate], *, floor: float) -> list[Pic
 
 def _units(passages: Sequence[Passage]) -> list[_Unit]:
     units: list[_Unit] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for order, passage in enumerate(passages):
         for position, sentence in enumerate(content_sentences(passage)):
-            key = sentence.text.lower()
+            # The same sentence in two passages of a file (overlapping chunks) is one; in two files
+            # ("Billing period: 1 January ..." on two bills) it is each one's.
+            key = (passage.item or str(passage.n), sentence.text.lower())
             if key in seen:
-                continue  # the same sentence in two passages (overlapping chunks) is quoted once
+                continue
             seen.add(key)
             own = frozenset(terms(sentence.text)) | sentence.about
             units.append(
@@ -316,4 +380,7 @@ def cite(pick: Pick) -> str:
 
 
 def not_found(part: Part) -> str:
-    return f'I found nothing in this folder about "{part.text}".'
+    # The offline answerer's sentence (apps/chat/offline.py), in the asker's language.
+    return gettext("I found nothing in this folder about %(words)s.") % {
+        "words": gettext('"%(word)s"') % {"word": part.text}
+    }

@@ -1,4 +1,4 @@
-"""A comparison the offline answerer computes from the sentences it found for each side.
+"""A comparison (or a sum) the offline answerer computes from the sentences it found for each side.
 
 "Which invoice is larger, and by how much?" is answered by arithmetic, not by quoting both sides
 and leaving the reader to subtract: each compared file's sentence gives one amount (the one its
@@ -6,6 +6,8 @@ clause labels with a word of the question, or a total, else its first), and when
 in the same currency the answer names the larger (or smaller, as asked), the other, and the
 difference, each side cited with the number it was given. Amounts in different currencies are
 stated side by side and said to be so, never subtracted; a side with no amount is no comparison.
+"What did the three bills cost in total?" is answered the same way: each file's amount, added up
+when they are alike (one currency, no rate, one role, as many as the question counts).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from django.utils.translation import gettext
 
 from apps.llm.extractive_text import terms
 
@@ -68,10 +72,10 @@ def side(*, n: int, sentence: str, item: str, wanted: frozenset[str]) -> Side | 
     figures = [match for match in _MONEY.finditer(sentence) if _is_money(match)]
     if not figures:
         return None
-    labelled = [match for match in figures if wanted & set(terms(_clause(sentence, match)))]
-    totals = [match for match in figures if _TOTAL.search(_clause(sentence, match))]
+    labelled = [match for match in figures if wanted & set(terms(clause_before(sentence, match.start())))]
+    totals = [match for match in figures if _TOTAL.search(clause_before(sentence, match.start()))]
     match = (labelled or totals or figures)[0]
-    clause = _clause(sentence, match)
+    clause = clause_before(sentence, match.start())
     number = match.group("num").replace(",", "")
     marker = (match.group("pre") or match.group("post") or "").strip()
     written = _CURRENCY_WORD.search(marker or clause)
@@ -80,7 +84,7 @@ def side(*, n: int, sentence: str, item: str, wanted: frozenset[str]) -> Side | 
     role = next((word for word in _ROLES if re.search(rf"\b{word}\b", clause, re.IGNORECASE)), "")
     return Side(
         n=n,
-        name=_name(sentence, item),
+        name=name_of(sentence, item),
         value=float(number),
         decimals=len(number.partition(".")[2]),
         currency=currency,
@@ -124,6 +128,36 @@ def comparison(*, question: str, sides: Sequence[Side]) -> str | None:
     return f"{lead.name} is {word}: {_amount(lead.value, lead, decimals)} [{lead.n}] against {against}, {differences}."
 
 
+def total(*, sides: Sequence[Side], count: int | None) -> str | None:
+    """The sum of `sides` (amounts of different things), each cited; None unless they are alike
+    (one currency, one role, no rate) and as many as the question counts, if it counts them."""
+    if len(sides) < 2 or len({entry.name for entry in sides}) < len(sides) or count not in (None, len(sides)):
+        return None
+    if len({entry.role for entry in sides if entry.role}) > 1 or any(entry.per for entry in sides):
+        return None
+    decimals = max(entry.decimals for entry in sides)
+    parts = [
+        gettext("%(amount)s for %(name)s [%(n)s]")
+        % {"amount": _amount(entry.value, entry, decimals), "name": entry.name, "n": entry.n}
+        for entry in sides
+    ]
+    if len({entry.currency for entry in sides}) > 1:
+        if len({entry.currency for entry in sides} - {""}) > 1:
+            return gettext("%(amounts)s: they are in different currencies, so I have not added them up.") % {
+                "amounts": listed(parts)
+            }
+        return None  # one names no currency: no evidence it is the others'
+    amount = _amount(round(sum(entry.value for entry in sides), decimals), sides[0], decimals)
+    return gettext("Together they come to %(total)s: %(amounts)s.") % {"total": amount, "amounts": listed(parts)}
+
+
+def listed(items: Sequence[str]) -> str:
+    """ "a, b and c", in the asker's language."""
+    if len(items) == 1:
+        return items[0]
+    return gettext("%(items)s and %(last)s") % {"items": ", ".join(items[:-1]), "last": items[-1]}
+
+
 def is_total(sentence: str) -> bool:
     return bool(_TOTAL.search(sentence))
 
@@ -153,13 +187,15 @@ def _is_money(match: re.Match[str]) -> bool:
     return "," in number or bool(re.fullmatch(r"\d+\.\d{2}", number))
 
 
-def _clause(sentence: str, match: re.Match[str]) -> str:
-    before = sentence[: match.start()]
+def clause_before(sentence: str, position: int) -> str:
+    """The clause that labels the figure at `position`: the text before it back to a clause start."""
+    before = sentence[:position]
     starts = [start.end() for start in _CLAUSE_START.finditer(before)]
     return before[starts[-1] if starts else 0 :]
 
 
-def _name(sentence: str, item: str) -> str:
+def name_of(sentence: str, item: str) -> str:
+    """What a figure of `sentence` (from file `item`) is of: a row's key, an identifier, or the file."""
     row = _ROW_NAME.match(sentence)
     if row:
         return row.group(1)

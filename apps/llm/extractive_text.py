@@ -67,7 +67,12 @@ class _Sentence:
 
 
 def terms(text: str) -> list[str]:
-    return [_stem(word) for word in re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.lower()) if word not in _STOPWORDS]
+    # A possessive is its noun: "Anna's net pay" is about Anna, "the car's inspection" about the car.
+    words = (word for word in re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)?", text.lower()) if word not in _STOPWORDS)
+    return [_stem(word) for word in (_POSSESSIVE.sub("", word) for word in words) if word not in _STOPWORDS]
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
 def is_relevant(*, question: str, text: str) -> bool:

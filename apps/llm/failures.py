@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from django.utils.translation import gettext_lazy
+
 from apps.llm.base import (
     LLMBudgetExceededError,
     LLMCircuitOpenError,
@@ -29,17 +31,18 @@ class FailureKind(StrEnum):
     BUDGET = "budget"  # not sent: the user's model usage budget is used up (apps.llm.budgets)
 
 
-UNAVAILABLE_NOTICE = "The model is unavailable; these are the most relevant passages."
+# In the language active when they are read (a run's is its owner's): lazy, made text on use.
+UNAVAILABLE_NOTICE = gettext_lazy("The model is unavailable; these are the most relevant passages.")
 
 REASONS = {
-    FailureKind.UNREACHABLE: "The model service could not be reached.",
-    FailureKind.TIMEOUT: "The model service took too long to respond.",
-    FailureKind.SERVER_ERROR: "The model service reported an error on its side.",
-    FailureKind.AUTH: "The model service refused this server's credentials.",
-    FailureKind.RATE_LIMITED: "The model service is receiving too many requests.",
-    FailureKind.PAUSED: "The model service kept failing, so it is paused for a short while.",
-    FailureKind.REJECTED: "The model service could not handle this request.",
-    FailureKind.BUDGET: "Your model usage budget is used up.",
+    FailureKind.UNREACHABLE: gettext_lazy("The model service could not be reached."),
+    FailureKind.TIMEOUT: gettext_lazy("The model service took too long to respond."),
+    FailureKind.SERVER_ERROR: gettext_lazy("The model service reported an error on its side."),
+    FailureKind.AUTH: gettext_lazy("The model service refused this server's credentials."),
+    FailureKind.RATE_LIMITED: gettext_lazy("The model service is receiving too many requests."),
+    FailureKind.PAUSED: gettext_lazy("The model service kept failing, so it is paused for a short while."),
+    FailureKind.REJECTED: gettext_lazy("The model service could not handle this request."),
+    FailureKind.BUDGET: gettext_lazy("Your model usage budget is used up."),
 }
 
 
@@ -65,13 +68,13 @@ def is_outage(error: LLMError) -> bool:
 
 
 def failure_reason(error: LLMError) -> str:
-    return REASONS[failure_kind(error)]
+    return str(REASONS[failure_kind(error)])
 
 
 def error_notice(error: LLMError) -> str:
     """The line shown above the offline answer that replaced a failed call: a budget refusal
     already says which budget and when it resets."""
-    return str(error) if isinstance(error, LLMBudgetExceededError) else UNAVAILABLE_NOTICE
+    return str(error) if isinstance(error, LLMBudgetExceededError) else str(UNAVAILABLE_NOTICE)
 
 
 def failure_notice(kind: FailureKind) -> str:
@@ -81,4 +84,4 @@ def failure_notice(kind: FailureKind) -> str:
         from apps.llm.budgets import budget_notice  # its models load once the app registry is ready
 
         return budget_notice()
-    return UNAVAILABLE_NOTICE
+    return str(UNAVAILABLE_NOTICE)

@@ -48,6 +48,9 @@ class UsageRecord(models.Model):
     cached_tokens = models.PositiveIntegerField(default=0, help_text="Of input, read from the prompt cache.")
     cache_write_tokens = models.PositiveIntegerField(default=0, help_text="Of input, written to the prompt cache.")
     cost = models.DecimalField(max_digits=14, decimal_places=8, default=0, help_text="USD")
+    estimated = models.BooleanField(
+        default=False, help_text="Tokens estimated from the characters sent and written: the server reported none."
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

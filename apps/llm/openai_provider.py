@@ -1,12 +1,14 @@
-"""OpenAI Chat Completions adapter; also serves OpenAI-compatible servers (vLLM, Ollama, llama.cpp)."""
+"""OpenAI Chat Completions adapter; also serves OpenAI-compatible servers (Ollama, llama.cpp's
+llama-server, vLLM), whose differences `apps.llm.openai_compat` detects and works around."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 import openai
@@ -21,16 +23,25 @@ from openai.types.chat import (
 
 from apps.llm.base import (
     AnswerArguments,
-    Breaker,
     LLMBadResponseError,
     LLMError,
     LLMTimeoutError,
     LLMUnavailableError,
-    RetryPolicy,
     StreamGuard,
-    call_with_retry,
     error_from_status,
+    stream_text,
 )
+from apps.llm.network import NetworkOptions, NetworkProvider, Turn, tool_schema
+from apps.llm.openai_compat import (
+    ServerQuirks,
+    first_json_object,
+    json_prompt,
+    quirks_for,
+    quirks_learn,
+    text_history,
+    tools_prompt,
+)
+from apps.llm.text_tool_calls import ToolCallText, text_tool_calls
 from apps.llm.types import (
     LLMResponse,
     Message,
@@ -42,7 +53,6 @@ from apps.llm.types import (
     ToolSpec,
     Usage,
 )
-from apps.llm.usage import metered_call
 
 _STOP_REASONS = {
     "tool_calls": StopReason.TOOL_USE,
@@ -51,72 +61,76 @@ _STOP_REASONS = {
 }
 
 
-class OpenAIProvider:
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        timeout_seconds: float = 60.0,
-        retry_policy: RetryPolicy | None = None,
-        breaker: Breaker | None = None,
-        max_tokens: int = 1024,
-        temperature: float = 0.2,
-        structured_outputs: bool | None = None,
-    ) -> None:
-        self.model = model
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.retry_policy = retry_policy or RetryPolicy()
-        self.breaker = breaker
+class OpenAIProvider(NetworkProvider):
+    service = "openai"
+    sdk_errors = (openai.OpenAIError, httpx.HTTPError)
+
+    def __init__(self, *, structured_outputs: bool | None = None, **options: Unpack[NetworkOptions]) -> None:
+        super().__init__(**options)
         # OpenAI itself wants `max_completion_tokens` (reasoning models reject `max_tokens`), while
         # compatible servers reached through a base URL reliably understand only `max_tokens`.
-        self._max_tokens_key = "max_tokens" if base_url else "max_completion_tokens"
+        self._max_tokens_key = "max_tokens" if self.base_url else "max_completion_tokens"
         # JSON-schema structured outputs on OpenAI itself; compatible servers reliably know only JSON mode.
-        self._structured_outputs = not base_url if structured_outputs is None else structured_outputs
-        # max_retries=0: call_with_retry is the single place that retries, with our backoff.
-        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_seconds, max_retries=0)
+        self._structured_outputs = not self.base_url if structured_outputs is None else structured_outputs
+        self._client = openai.OpenAI(**self._client_options)
 
-    def complete(
-        self,
-        *,
-        messages: Sequence[Message],
-        tools: Sequence[ToolSpec] | None = None,
-        system: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        on_text: TextCallback | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
+    def map_error(self, exc: Exception) -> LLMError:
+        return map_openai_error(exc)
+
+    def _send(self, turn: Turn, on_text: StreamGuard) -> LLMResponse:
+        """A compatible server that refuses a field it does not take gets the request again at once
+        without it (`openai_compat`); OpenAI itself takes them all."""
+        while True:
+            quirks = quirks_for(self.base_url) if self.base_url else ServerQuirks()
+            request = self._request(turn, quirks)
+            try:
+                return self._exchange(request, turn=turn, on_text=on_text)
+            except openai.APIStatusError as exc:
+                if not (self.base_url and quirks_learn(base_url=self.base_url, message=exc.message, request=request)):
+                    raise
+
+    def _request(self, turn: Turn, quirks: ServerQuirks) -> dict[str, Any]:
+        messages, system = list(turn.messages), turn.system
+        if not quirks.tools:
+            messages = text_history(messages)
+            if turn.tools:
+                system = _joined(system, tools_prompt(turn.tools))
+        if turn.json_schema is not None and not quirks.json_mode:
+            system = _joined(system, json_prompt(turn.json_schema))
         request: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(messages=messages, system=system),
-            self._max_tokens_key: max_tokens or self.max_tokens,
-            "temperature": self.temperature if temperature is None else temperature,
+            self._max_tokens_key: turn.max_tokens,
+            "temperature": turn.temperature,
         }
-        if tools:
-            request["tools"] = [to_openai_tool(tool) for tool in tools]
-        if json_schema is not None:
-            request["response_format"] = self._json_format(json_schema)
-        guard = StreamGuard(on_text)
+        if turn.tools and quirks.tools:
+            request["tools"] = [to_openai_tool(tool) for tool in turn.tools]
+        if turn.json_schema is not None and quirks.json_mode:
+            request["response_format"] = self._json_format(turn.json_schema)
+        if turn.stream and (quirks.stream_tools or "tools" not in request):
+            request["stream"] = True
+            if quirks.stream_options:
+                request["stream_options"] = {"include_usage": True}
+        return request
 
-        def attempt() -> LLMResponse:
-            try:
-                if on_text is None:
-                    return from_openai_completion(self._client.chat.completions.create(**request))
-                chunks = self._client.chat.completions.create(
-                    **request, stream=True, stream_options={"include_usage": True}
-                )
-                return accumulate_openai_stream(chunks, on_text=guard, tools=tools)
-            except (openai.OpenAIError, httpx.HTTPError) as exc:
-                raise guard.seal(map_openai_error(exc)) from exc
-
-        return metered_call(
-            provider="openai",
-            model=self.model,
-            call=lambda: call_with_retry(attempt, policy=self.retry_policy, breaker=self.breaker),
-        )
+    def _exchange(self, request: dict[str, Any], *, turn: Turn, on_text: StreamGuard) -> LLMResponse:
+        streamed = bool(request.get("stream"))
+        # While tools are offered, text that may be a call written as text waits for the turn's end.
+        held = ToolCallText(on_text) if streamed and turn.tools else None
+        if streamed:
+            chunks = self._client.chat.completions.create(**request)
+            response = accumulate_openai_stream(chunks, on_text=held or on_text, tools=turn.tools)
+        else:
+            response = from_openai_completion(self._client.chat.completions.create(**request))
+        if turn.tools and not response.tool_calls:
+            text, calls = text_tool_calls(response.text, tools=turn.tools)
+            if calls:
+                response = dataclasses.replace(response, text=text, tool_calls=calls, stop_reason=StopReason.TOOL_USE)
+        if held is not None:
+            held.release(called=bool(response.tool_calls))
+        elif turn.stream and not streamed and not response.tool_calls:
+            stream_text(response.text, on_text)  # the server would not stream a turn with tools
+        return _json_answer(response) if turn.json_schema is not None else response
 
     def _json_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         if not self._structured_outputs:
@@ -124,11 +138,23 @@ class OpenAIProvider:
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
 
 
+def _joined(*parts: str) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+def _json_answer(response: LLMResponse) -> LLMResponse:
+    """A compatible server may take JSON mode and not keep to it, or not take it: the first JSON
+    object of the answer is the answer, without the prose or code fence around it."""
+    try:
+        json.loads(response.text)
+        return response
+    except ValueError:
+        found = first_json_object(response.text)
+    return response if found is None else dataclasses.replace(response, text=found)
+
+
 def to_openai_tool(tool: ToolSpec) -> ChatCompletionToolParam:
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)},
-    }
+    return {"type": "function", "function": tool_schema(tool)}  # type: ignore[typeddict-item]  # the same keys
 
 
 def to_openai_messages(*, messages: Sequence[Message], system: str | None) -> list[ChatCompletionMessageParam]:
@@ -141,8 +167,6 @@ def to_openai_messages(*, messages: Sequence[Message], system: str | None) -> li
 
 
 def _to_openai_message(message: Message) -> ChatCompletionMessageParam:
-    if message.role is Role.SYSTEM:
-        return {"role": "system", "content": message.content}
     if message.role is Role.USER:
         if message.images:
             parts: list[ChatCompletionContentPartParam] = [
@@ -209,7 +233,8 @@ def accumulate_openai_stream(
     An answer argument of a call (`ToolSpec.answer_argument`) goes to `on_text` as it is written."""
     answers = AnswerArguments(tools=tools, on_text=on_text)
     text: list[str] = []
-    partial_calls: dict[int, _PartialToolCall] = {}
+    partial_calls: list[_PartialToolCall] = []
+    places: dict[int | None, int] = {}  # a delta's index: its call's place in `partial_calls`
     finish_reason: str | None = None
     usage = Usage()
     model = ""
@@ -227,18 +252,22 @@ def accumulate_openai_stream(
                 if not tools_started:
                     on_text(TextDelta(text=choice.delta.content))
             # Tool calls arrive in pieces keyed by index: id and name first, then argument fragments.
+            # Ollama sends each call whole, with index 0 for every one or with none
+            # (ollama/ollama#7881, #15457): a new id starts a new call whatever its index.
             for delta in choice.delta.tool_calls or ():
-                partial = partial_calls.setdefault(delta.index, _PartialToolCall())
+                place = places.get(delta.index)
+                if place is None or (delta.id and partial_calls[place].id not in ("", delta.id)):
+                    place = places[delta.index] = len(partial_calls)
+                    partial_calls.append(_PartialToolCall())
+                partial = partial_calls[place]
                 partial.id = delta.id or partial.id
                 if delta.function is not None:
                     partial.name = delta.function.name or partial.name
                     partial.arguments.append(delta.function.arguments or "")
-                    answers.feed(
-                        index=delta.index, call_id=partial.id, name=partial.name, fragment=partial.arguments[-1]
-                    )
+                    answers.feed(index=place, call_id=partial.id, name=partial.name, fragment=partial.arguments[-1])
     tool_calls = tuple(
         ToolCall(id=partial.id, name=partial.name, arguments=parse_arguments("".join(partial.arguments)))
-        for _, partial in sorted(partial_calls.items())
+        for partial in partial_calls
     )
     return LLMResponse(
         text="".join(text),

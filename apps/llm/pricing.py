@@ -1,8 +1,10 @@
 """What a model call cost: a `ModelPrice` row (admin) first, else `LLM_PRICES`, in USD per million tokens.
 
 A provider answers with a dated model name (gpt-4o-2024-08-06) where the price is listed under its
-alias (gpt-4o), so the longest listed name the model starts with is its price. A model without a
-price costs 0: the tokens are still recorded, and an operator can price them later.
+alias (gpt-4o), and Ollama names a model's size or quantisation after a colon (llama3.1:8b), so the
+longest listed name the model starts with, before a `-` or `:`, is its price. A model without a
+price costs 0, as a model on one's own server does until given one: the tokens are still recorded,
+and an operator can price them later.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from apps.llm.types import Usage
 logger = logging.getLogger(__name__)
 
 MILLION = Decimal(1_000_000)
+_unpriced_said: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Price:
 
 
 def _longest_prefix(model: str, names: list[str]) -> str | None:
-    matches = [name for name in names if model == name or model.startswith(f"{name}-")]
+    matches = [name for name in names if model == name or model.startswith((f"{name}-", f"{name}:"))]
     return max(matches, key=len, default=None)
 
 
@@ -75,7 +78,10 @@ def model_price(*, models: tuple[str, ...]) -> Price | None:
         name = _longest_prefix(model, list(listed))
         if name is not None:
             return Price.from_setting(listed[name])
-    logger.warning("no price for model %s: its usage is recorded at cost 0", models[0] if models else "?")
+    unpriced = models[0] if models else "?"
+    if unpriced not in _unpriced_said:  # once a process: a model on one's own server is unpriced every call
+        _unpriced_said.add(unpriced)
+        logger.warning("no price for model %s: its usage is recorded at cost 0", unpriced)
     return None
 
 

@@ -93,6 +93,8 @@ class Usage:
     # a write at 1.25 times the input price and a read at 0.1 times).
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
+    # Counted by the characters rule (`apps.llm.network.estimated_usage`): the server reported none.
+    estimated: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -104,6 +106,7 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     def as_metrics(self) -> dict[str, int]:

@@ -75,6 +75,7 @@ def usage_record(
         cached_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         cost=usage_cost(models=(model, configured), usage=usage) if cost is None else cost,
+        estimated=usage.estimated,
         created_at=now,
     )
     model_usage_observe(

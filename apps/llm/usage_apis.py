@@ -6,6 +6,7 @@ import datetime as dt
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
@@ -68,9 +69,9 @@ class UsageApi(APIView):
             end = attrs.get("to") or timezone.now().astimezone(dt.UTC).date()
             start = attrs.get("from") or end - dt.timedelta(days=DEFAULT_DAYS - 1)
             if start > end:
-                raise serializers.ValidationError({"from": "`from` must not be after `to`."})
+                raise serializers.ValidationError({"from": _("`from` must not be after `to`.")})
             if (end - start).days >= MAX_DAYS:
-                raise serializers.ValidationError({"from": f"At most {MAX_DAYS} days at a time."})
+                raise serializers.ValidationError({"from": _("At most %(days)s days at a time.") % {"days": MAX_DAYS}})
             return {**attrs, "from": start, "to": end}
 
     @extend_schema(
@@ -89,8 +90,8 @@ class UsageApi(APIView):
         if user_id is None:
             user_id = request.user.pk
         elif not request.user.is_staff:
-            raise exceptions.PermissionDenied("Only staff may see another user's usage.")
+            raise exceptions.PermissionDenied(_("Only staff may see another user's usage."))
         elif not get_user_model().objects.filter(pk=user_id).exists():
-            raise exceptions.NotFound("No such user.")
+            raise exceptions.NotFound(_("No such user."))
         summary = usage_summary(user_id=user_id, start=values["from"], end=values["to"], group_by=values["group_by"])
         return Response(UsageOutputSerializer(summary).data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated
@@ -107,9 +108,9 @@ class SuggestionRespondApi(APIView):
         def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
             choosing = attrs["action"] == DecisionAction.CHOOSE
             if choosing and not attrs.get("target_folder"):
-                raise serializers.ValidationError({"target_folder": "Required when the action is choose."})
+                raise serializers.ValidationError({"target_folder": _("Required when the action is choose.")})
             if not choosing and "target_folder" in attrs:
-                raise serializers.ValidationError({"target_folder": "Only used when the action is choose."})
+                raise serializers.ValidationError({"target_folder": _("Only used when the action is choose.")})
             return attrs
 
     @extend_schema(
@@ -122,7 +123,7 @@ class SuggestionRespondApi(APIView):
     def post(self, request: Request, suggestion_id: int) -> Response:
         visible = selectors.suggestion_get(user=request.user, suggestion_id=suggestion_id)
         if visible is None:
-            raise Http404("Suggestion not found.")
+            raise Http404(_("Suggestion not found."))
         data = self.RespondInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         outcome = decisions.suggestion_respond(
@@ -243,7 +244,7 @@ class MoveUndoApi(APIView):
     def post(self, request: Request, move_id: int) -> Response:
         visible = selectors.move_get(user=request.user, move_id=move_id)
         if visible is None:
-            raise Http404("Move not found.")
+            raise Http404(_("Move not found."))
         move = decisions.move_undo(
             move_id=move_id,
             owner_id=visible.owner_id,
@@ -313,11 +314,11 @@ class GuidelineProposalRespondApi(APIView):
     def post(self, request: Request, message_id: int) -> Response:
         folder_id = proposals.guideline_proposal_folder_id(message_id=message_id)
         if folder_id is None:
-            raise Http404("Proposal not found.")
+            raise Http404(_("Proposal not found."))
         try:
             folder_access(user=request.user, folder_id=folder_id, action=FolderAction.EDIT)
         except Http404:
-            raise Http404("Proposal not found.") from None
+            raise Http404(_("Proposal not found.")) from None
         data = self.ProposalInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         proposal, message = proposals.guideline_proposal_respond(

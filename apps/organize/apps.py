@@ -3,13 +3,14 @@ from typing import Any
 from django.apps import AppConfig
 from django.db import transaction
 
+from apps.organize import enqueue
+
 
 def _suggest_inbox_file(sender: object, *, file_id: int, path: str, **kwargs: Any) -> None:
     from apps.organize.paths import in_inbox
-    from workers.organize import suggest_organization
 
     if in_inbox(path):
-        transaction.on_commit(lambda: suggest_organization.delay(file_id))
+        transaction.on_commit(lambda: enqueue.suggest_organization(file_id))
 
 
 class OrganizeConfig(AppConfig):

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import Conversation, ConversationKind, Message, MessageType
@@ -78,7 +79,7 @@ def suggestion_respond(
             .first()
         )
         if suggestion is None:
-            raise NotFoundError("Suggestion not found.")
+            raise NotFoundError(gettext("Suggestion not found."))
         _ensure_open(suggestion, now=now)
         if action == DecisionAction.REJECT:
             suggestion_decide(suggestion=suggestion, status=SuggestionStatus.REJECTED, now=now)
@@ -140,9 +141,9 @@ def move_undo(*, move_id: int, owner_id: int, actor: AbstractBaseUser | None = N
             .first()
         )
         if move is None:
-            raise NotFoundError("Move not found.")
+            raise NotFoundError(gettext("Move not found."))
         if move.undone_at is not None:
-            raise ConflictError("This move was already undone.")
+            raise ConflictError(gettext("This move was already undone."))
         file, _ = file_relocate(file_id=move.file_id, expected_path=move.to_path, new_path=move.from_path)
         move.undone_at = timezone.now()
         move.save(update_fields=["undone_at", "updated_at"])
@@ -239,9 +240,12 @@ def suggestion_decide(*, suggestion: OrganizationSuggestion, status: str, now: d
 
 def _ensure_open(suggestion: OrganizationSuggestion, *, now: dt.datetime) -> None:
     if suggestion.status != SuggestionStatus.PENDING:
-        raise ConflictError(f"This suggestion was already {suggestion.get_status_display().lower()}.")
+        raise ConflictError(
+            gettext("This suggestion was already %(status)s.")
+            % {"status": str(suggestion.get_status_display()).lower()}
+        )
     if suggestion.expires_at is not None and suggestion.expires_at <= now:
-        raise ConflictError("This suggestion has expired; ask for a new one.")
+        raise ConflictError(gettext("This suggestion has expired; ask for a new one."))
 
 
 def _decision_record(

@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.core.api import ConflictError
 from apps.library.models import File, Folder, SourceKind
@@ -117,9 +118,13 @@ def guideline_line_append(*, folder: Folder, line: str) -> bool:
     except SourceNotFoundError:
         data = b""
     except SourceError as exc:
-        raise ConflictError(f"guideline.md could not be read, so nothing was added: {exc}") from exc
+        raise ConflictError(
+            gettext("guideline.md could not be read, so nothing was added: %(reason)s") % {"reason": exc}
+        ) from exc
     if len(data) + len(line) > MAX_GUIDELINE_BYTES:
-        raise ConflictError(f"guideline.md is over {MAX_GUIDELINE_BYTES // 1024} KB; nothing was added.")
+        raise ConflictError(
+            gettext("guideline.md is over %(size)s KB; nothing was added.") % {"size": MAX_GUIDELINE_BYTES // 1024}
+        )
     current = data.decode("utf-8", errors="replace")
     if line.strip() in current:
         return False
@@ -127,7 +132,7 @@ def guideline_line_append(*, folder: Folder, line: str) -> bool:
     try:
         source_for(folder=folder).overwrite(GUIDELINE_PATH, text.encode("utf-8"), mime_type="text/markdown")
     except SourceError as exc:
-        raise ConflictError(f"guideline.md could not be written: {exc}") from exc
+        raise ConflictError(gettext("guideline.md could not be written: %(reason)s") % {"reason": exc}) from exc
     return True
 
 

@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from django.utils.translation import gettext
+
 from apps.core.api import ApplicationError, ConflictError
 from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import file_folder_id_get, folder_file_exists
@@ -51,7 +53,7 @@ def file_relocate(*, file_id: int, expected_path: str, new_path: str) -> tuple[F
     """
     folder_id = file_folder_id_get(file_id=file_id)
     if folder_id is None:
-        raise ConflictError(f"{expected_path} is no longer in the index; nothing was moved.")
+        raise ConflictError(gettext("%(path)s is no longer in the index; nothing was moved.") % {"path": expected_path})
     # The lock a sync's reconcile takes: the two never interleave.
     Folder.objects.select_for_update().filter(pk=folder_id).values_list("pk").first()
     file = (
@@ -87,13 +89,18 @@ def file_relocate(*, file_id: int, expected_path: str, new_path: str) -> tuple[F
 
 def _check_index(*, file: File, expected_path: str, new_path: str) -> None:
     if file.path != expected_path:
-        raise ConflictError(f"{expected_path} was moved or renamed since (it is now {file.path}); nothing was moved.")
+        raise ConflictError(
+            gettext("%(path)s was moved or renamed since (it is now %(now)s); nothing was moved.")
+            % {"path": expected_path, "now": file.path}
+        )
     if new_path == file.path:
-        raise ApplicationError(f"{file.path} is already there.")
+        raise ApplicationError(gettext("%(path)s is already there.") % {"path": file.path})
     if file.status not in _SETTLED or file.indexed_checksum != file.checksum:
-        raise ConflictError(f"{file.path} changed and is being re-indexed; try again once it is indexed.")
+        raise ConflictError(
+            gettext("%(path)s changed and is being re-indexed; try again once it is indexed.") % {"path": file.path}
+        )
     if folder_file_exists(folder_id=file.folder_id, path=new_path):
-        raise ConflictError(f"{new_path} already exists; nothing was moved.")
+        raise ConflictError(gettext("%(path)s already exists; nothing was moved.") % {"path": new_path})
 
 
 def _check_unchanged(*, source: Source, entry: SourceEntry, file: File) -> None:
@@ -105,7 +112,8 @@ def _check_unchanged(*, source: Source, entry: SourceEntry, file: File) -> None:
         data, _ = source.read_bytes(entry)
     if hashlib.new(algorithm, data, usedforsecurity=False).hexdigest() != file.checksum:
         raise ConflictError(
-            f"{file.path} changed since it was indexed; nothing was moved. It will be re-indexed on the next sync."
+            gettext("%(path)s changed since it was indexed; nothing was moved. It will be re-indexed on the next sync.")
+            % {"path": file.path}
         )
 
 
@@ -115,11 +123,20 @@ def _source_errors(*, file: File, doing: str) -> Iterator[None]:
     try:
         yield
     except SourceTransientError as exc:
-        raise SourceUnavailableError(f"The folder's source is unavailable right now ({exc}); try again.") from exc
+        raise SourceUnavailableError(
+            gettext("The folder's source is unavailable right now (%(reason)s); try again.") % {"reason": exc}
+        ) from exc
     except SourceNotFoundError as exc:
-        raise ConflictError(f"{file.path} is gone from the folder; nothing was moved.") from exc
+        raise ConflictError(
+            gettext("%(path)s is gone from the folder; nothing was moved.") % {"path": file.path}
+        ) from exc
     except SourceError as exc:
-        raise ConflictError(f"Could not {doing} {file.path}: {exc}") from exc
+        failed = (
+            gettext("Could not move %(path)s: %(reason)s")
+            if doing == "move"
+            else gettext("Could not read %(path)s: %(reason)s")
+        )
+        raise ConflictError(failed % {"path": file.path, "reason": exc}) from exc
 
 
 def _reverse(*, source: Source, moved: SourceEntry, path: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.chat.inbox_conversations import inbox_message_add
 from apps.chat.models import ConversationKind, Message, MessageType
@@ -55,10 +56,14 @@ def guideline_proposal_respond(*, message_id: int, remember: bool) -> tuple[Mess
             .first()
         )
         if proposal is None:
-            raise NotFoundError("Proposal not found.")
+            raise NotFoundError(_("Proposal not found."))
         line: dict[str, Any] = proposal.metadata[PROPOSAL_KEY]
         if line.get("status"):
-            raise ConflictError(f"This line was already {line['status']}.")
+            answered = {
+                REMEMBERED: _("This line was already remembered."),
+                DECLINED: _("This line was already declined."),
+            }
+            raise ConflictError(answered.get(line["status"], _("This line was already answered.")))
         if remember:
             folder = Folder.objects.get(pk=proposal.conversation.live_folder_id)
             added = guideline_line_append(folder=folder, line=line["line"])

@@ -16,6 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.chat.inbox_conversations import inbox_conversation_current, inbox_message_add
 from apps.chat.models import Conversation, MessageType
@@ -88,7 +89,7 @@ def organization_settings_update(*, owner_id: int, values: dict[str, Any]) -> Or
     for name, value in values.items():
         setattr(current, name, value)
     if current.auto_move_threshold < current.suggest_threshold:
-        raise ApplicationError("auto_move_threshold must be at least suggest_threshold.")
+        raise ApplicationError(_("auto_move_threshold must be at least suggest_threshold."))
     current.save()
     return current
 
@@ -115,7 +116,7 @@ def suggestion_create(
     """
     target = folder_path_clean(target)
     if target == parent_folder(file.path):
-        raise ApplicationError(f"{file.path} is already in {target}.")
+        raise ApplicationError(_("%(path)s is already in %(folder)s.") % {"path": file.path, "folder": target})
     now = timezone.now()
     with transaction.atomic():
         pending = (
@@ -125,7 +126,10 @@ def suggestion_create(
         )
         if pending is not None:
             if not supersede:
-                raise ConflictError(f"{file.path} already has a pending suggestion ({pending.target_folder}).")
+                raise ConflictError(
+                    _("%(path)s already has a pending suggestion (%(folder)s).")
+                    % {"path": file.path, "folder": pending.target_folder}
+                )
             if pending.target_folder == target:
                 return pending
             suggestion_decide(suggestion=pending, status=SuggestionStatus.EXPIRED, now=now)
@@ -144,7 +148,7 @@ def suggestion_create(
                     expires_at=now + dt.timedelta(days=settings.ORGANIZE_SUGGESTION_TTL_DAYS),
                 )
         except IntegrityError as exc:  # another writer created one for this file meanwhile
-            raise ConflictError(f"{file.path} already has a pending suggestion.") from exc
+            raise ConflictError(_("%(path)s already has a pending suggestion.") % {"path": file.path}) from exc
         suggestion.message = inbox_message_add(
             conversation=conversation,
             type=MessageType.SUGGESTION,

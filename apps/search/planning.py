@@ -30,7 +30,7 @@ from apps.library import vector_index
 from apps.search.statements import KeywordMethod, VectorMethod
 
 # Up to this many rows an exact scan of the folder is fast enough and always complete
-# (bench/search_speed.py, 1M chunks: hybrid p95 34 ms for a folder of 10k chunks).
+# (bench/search/search_speed.py, 1M chunks: hybrid p95 34 ms for a folder of 10k chunks).
 EXACT_MAX_ROWS = 10_000
 # HNSW's own recall@10 (m 16, ef_construction 64) levels off at about 0.95 from here.
 EF_SEARCH_MIN = 300

@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils.translation import gettext as _
 from pgvector import Vector
 
 from apps.core.api import ApplicationError
@@ -38,18 +39,12 @@ FUSION_DEPTH = 50
 # folder (planning.KEYWORD_SCAN_MAX_ROWS) has no budget: every lexeme selects. The budget costs
 # recall where short questions hold only common words, and a larger budget costs time in the
 # largest folders. At 500 / 1000 / 2000: Debian's man pages (8,164 chunks, summary lines as
-# questions) keyword nDCG@10 0.620 / 0.628 / 0.628 against bm25s 0.635 (bench/search_quality.py);
-# a folder of 200k among 1M chunks, hybrid p95 13.0 / 25.8 / 40.9 ms (bench/search_speed.py
+# questions) keyword nDCG@10 0.620 / 0.628 / 0.628 against bm25s 0.635 (bench/search/search_quality.py);
+# a folder of 200k among 1M chunks, hybrid p95 13.0 / 25.8 / 40.9 ms (bench/search/search_speed.py
 # --keyword-cap N). 1000 keeps the keyword side within 0.01 of bm25s and the p95 well under 50 ms.
 KEYWORD_CANDIDATE_CAP = 1000
 BM25_K1 = 1.2
 BM25_B = 0.75
-# Hybrid only: keyword matches scoring below this share of the best one are left out of the
-# fusion, so chunks sharing only common words with the question cannot outvote an exact match
-# that the vector side misses. At 0.1 nDCG@10 is that of plain RRF on all 7 collections of
-# bench/search_quality.py; at 0.4 it cost CACM's titles 0.008 (a match on one of a title's few
-# words is most of its score). Exact codes are kept on top by the phrase vote (statements).
-KEYWORD_FUSION_MIN_SHARE = 0.1
 # Question embeddings kept per process, by (provider, text).
 QUERY_EMBEDDING_CACHE_SIZE = 512
 _MODES = frozenset(mode.value for mode in SearchMode)
@@ -197,13 +192,15 @@ def _question(
 ) -> _Question | None:
     """Validated inputs, or None when nothing can match (blank question, unmatchable filter)."""
     if len(query) > settings.SEARCH_MAX_QUERY_CHARS:
-        raise ApplicationError(f"The query is longer than {settings.SEARCH_MAX_QUERY_CHARS} characters.")
+        raise ApplicationError(
+            _("The query is longer than %(limit)s characters.") % {"limit": settings.SEARCH_MAX_QUERY_CHARS}
+        )
     if not 1 <= k <= K_MAX:
-        raise ApplicationError(f"k must be between 1 and {K_MAX}.")
+        raise ApplicationError(_("k must be between 1 and %(max)s.") % {"max": K_MAX})
     try:
         mode = SearchMode(mode)
     except ValueError:
-        raise ApplicationError(f"Unknown search mode {mode!r}.") from None
+        raise ApplicationError(_("Unknown search mode %(mode)r.") % {"mode": mode}) from None
     # PostgreSQL text cannot hold NUL; in a question it is only noise.
     text = query.replace("\x00", " ").strip()
     filters = filters or SearchFilters()
@@ -233,7 +230,7 @@ def _embedding(text: str, query_vector: np.ndarray | None) -> str | None:
 
 
 # An agent searches the same question several times in a run (chunks, files, again after reading),
-# and embedding it is most of a search's time (bench/search_latency.py): each provider embeds a
+# and embedding it is most of a search's time (bench/search/search_latency.py): each provider embeds a
 # text once per process. Failures are not cached (lru_cache keeps only returned values).
 @functools.lru_cache(maxsize=QUERY_EMBEDDING_CACHE_SIZE)
 def _query_embedding(provider: str, text: str) -> str | None:
@@ -258,7 +255,6 @@ def _params(
     which also caps the candidates; without it every lexeme selects, as many as a scanned folder has rows."""
     depth = question.depth
     keyword_rows = max(KEYWORD_CANDIDATE_CAP, 10 * depth)
-    fusion = question.keyword and question.embedding is not None
     return {
         "folder_id": folder_id,
         "query": question.text,
@@ -269,8 +265,6 @@ def _params(
         "vector_buckets": vector_index.BUCKETS,
         "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
-        "keyword_min_share": KEYWORD_FUSION_MIN_SHARE if fusion else 0.0,
-        "phrase_vote": fusion,
         "keyword_cap": keyword_rows if row_budget else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
         "term_budget": keyword_rows if row_budget else None,
         "posting_scale": posting_scale,

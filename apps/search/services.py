@@ -15,7 +15,7 @@ _LOCK = "SELECT pg_advisory_xact_lock(hashtext('search_folderlexeme'), mod(%(fol
 _DELETE_LEXEMES = "DELETE FROM search_folderlexeme WHERE folder_id = %(folder_id)s"
 # Each file's lexemes first (a small hash per file, its chunks read through their file index),
 # then per lexeme: its chunks and its files. Grouping the folder's (file, lexeme) pairs at once
-# spills to disk: 15 s against 7 s this way for 200k chunks (bench/search_speed.py's folders).
+# spills to disk: 15 s against 7 s this way for 200k chunks (bench/search/search_speed.py's folders).
 _INSERT_LEXEMES = """
 INSERT INTO search_folderlexeme (folder_id, lexeme, document_count, file_count)
 SELECT %(folder_id)s, per_file.lexeme, sum(per_file.chunks), count(*)
@@ -47,7 +47,7 @@ def folder_lexeme_stats_refresh(*, folder_id: int) -> FolderTermStats | None:
     counts and total lengths.
 
     Call it when a folder's indexing, sync or search-vector backfill has finished, not per file:
-    it reads every chunk of the folder (bench/search_speed.py's folders on a quiet machine: 0.6 s
+    it reads every chunk of the folder (bench/search/search_speed.py's folders on a quiet machine: 0.6 s
     for 10k chunks, 7 s for 200k; 4.6 s for 200k before it counted files). Searches in
     between stay correct: lexemes it has not counted yet rank as rare, and the rest drift slowly.
     Readers see the old statistics until the new ones commit. None when the folder is gone.

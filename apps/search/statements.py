@@ -11,9 +11,9 @@ Shape of the chunk statement (DESIGN §6):
     query_terms -> corpus -> weighted_terms -> keyword_query      lexemes, IDF, an OR tsquery
     keyword_candidates (folder scan or GIN) -> keyword_terms      <= cap rows, their question lexemes
     chunk_bm25, keyword_files -> file_bm25 -> keyword_scored      each chunk's BM25 plus its file's
-    phrase_query -> keyword_phrases -> keyword_ranked             rows holding the question as a phrase
+    keyword_ranked                                                the top rows, ranked
     vector_* (HNSW or exact, own ORDER BY .. LIMIT) -> vector_ranked
-    legs: FULL OUTER JOIN on chunk id, RRF -> fused: phrase vote   then chunks and files joined once
+    fused: FULL OUTER JOIN on chunk id, plain RRF                 then chunks and files joined once
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _chunk_file_filter(filters: SearchFilters) -> str:
 # matches and ranks. Statistics counted before files were (search/0004) count its chunks as files.
 # to_tsvector keeps one entry a lexeme, its positions say how often it occurs: a long request
 # repeats the words it is about, and BM25 counts each occurrence (as bm25s does; nDCG@10 CACM
-# 0.448 -> 0.488, Cranfield 0.357 -> 0.358, bench/search_quality.py).
+# 0.448 -> 0.488, Cranfield 0.357 -> 0.358, bench/search/search_quality.py).
 TERMS = r"""
 query_terms AS MATERIALIZED (
     SELECT t.lexeme, cardinality(t.positions)::float8 AS qtf,
@@ -182,7 +182,7 @@ _BM25_TERM = (
 # which is what lets fusion agree on a file whose best chunks differ between the two sides:
 # giving the file's score to its best chunk alone kept keyword nDCG@10 and cost the hybrid 0.017
 # on King James, 0.025 on the man pages. nDCG@10 against the chunk's BM25 alone
-# (bench/search_quality.py): King James Bible, a chapter of four chunks a document, 0.793 ->
+# (bench/search/search_quality.py): King James Bible, a chapter of four chunks a document, 0.793 ->
 # 0.809 (bm25s over whole chapters 0.819); Debian's man pages 0.630 -> 0.665; Cranfield, CACM
 # and CISI (about a chunk a document) +0.003 to +0.007.
 _KEYWORD_SCORES = """
@@ -217,32 +217,15 @@ keyword_scored AS (
     LIMIT %(keyword_depth)s
 ),"""
 
-# In fusion, a match far below the best one (common words only, next to an exact code) would
-# vote as much as any rank does; below this share of the top score it does not vote at all.
-# Rows holding the whole question as a phrase of two lexemes or more ("INV-20935", "5,155.13",
-# a manual page's summary line) are marked for the phrase vote in fusion (_FUSED).
-# (Materialised, the phrase query is made once, not once for each row that reads it.)
 _KEYWORD_RANKED = """
-phrase_query AS MATERIALIZED (
-    SELECT phraseto_tsquery(library_folder_regconfig(%(folder_id)s), %(query)s) AS tsq
-),
-keyword_phrases AS (
-    SELECT s.id, s.file_id, s.score,
-           %(phrase_vote)s AND numnode(p.tsq) > 1 AND c.search_vector @@ p.tsq AS phrase
-    FROM keyword_scored s
-    JOIN keyword_candidates c ON c.id = s.id
-    CROSS JOIN phrase_query p
-    WHERE s.score >= %(keyword_min_share)s::float8 * (SELECT max(score) FROM keyword_scored)
-),
 keyword_ranked AS (
-    SELECT id, file_id, score, phrase, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM keyword_phrases
+    SELECT id, file_id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM keyword_scored
 )"""
 
 _NO_KEYWORD = """
 keyword_ranked AS (
-    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::boolean AS phrase,
-           NULL::bigint AS rank
+    SELECT NULL::bigint AS id, NULL::bigint AS file_id, NULL::float8 AS score, NULL::bigint AS rank
     WHERE false
 )"""
 
@@ -285,30 +268,19 @@ _INDEXED_OR_EXACT_TOP = """
     UNION ALL
     (SELECT * FROM vector_exact ORDER BY distance, id LIMIT %(vector_depth)s)"""
 
-# RRF: a side that did not find the row adds nothing. The rows holding the question as a phrase
-# vote once more, in the order RRF gives them: RRF counts ranks, not how far a match stands above
-# the rest, so an exact code the vector side cannot see ("INV-20935") would otherwise lose to rows
-# both sides rank fairly well for one of its parts ("INV"), while a phrase most matches hold
-# ("W-2") keeps RRF's order among them.
+# Plain RRF: a side that did not find the row adds nothing. Nothing else votes: a phrase vote (rows
+# holding the whole question) and a floor on keyword matches (0.1 of the best score) moved no
+# collection of bench/search/search_quality.py by more than 0.002 nDCG@10, and a vote for the
+# question's wording is what questions phrased unlike their answer cannot earn (issue 42).
 _FUSED = """
-legs AS (
+fused AS (
     SELECT coalesce(v.id, k.id) AS chunk_id,
            coalesce(v.file_id, k.file_id) AS file_id,
-           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score, k.phrase,
+           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
-             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS rrf
+             + coalesce(%(keyword_weight)s::float8 / (%(rrf_k)s + k.rank), 0) AS score
     FROM vector_ranked v
     FULL OUTER JOIN keyword_ranked k ON k.id = v.id
-),
-fused AS (
-    SELECT chunk_id, file_id, vector_rank, keyword_rank, distance, keyword_score,
-           rrf + coalesce(
-               %(keyword_weight)s::float8
-                 / (%(rrf_k)s + CASE WHEN phrase THEN count(*) FILTER (WHERE phrase) OVER by_rrf END),
-               0
-           ) AS score
-    FROM legs
-    WINDOW by_rrf AS (ORDER BY rrf DESC, chunk_id)
     ORDER BY score DESC, chunk_id
     LIMIT %(k)s
 )"""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
 from apps.library import selectors
 from apps.library.access import folder_access
@@ -24,12 +25,12 @@ FILE_TYPES = [
     ("xlsx", "Excel"),
     ("pptx", "PowerPoint"),
     ("md", "Markdown"),
-    ("txt", "Text"),
+    ("txt", _("Text")),
     ("csv", "CSV"),
-    ("html", "Web page"),
+    ("html", _("Web page")),
     ("json", "JSON"),
-    ("eml", "Email"),
-    ("image/", "Image"),
+    ("eml", _("Email")),
+    ("image/", _("Image")),
 ]
 
 
@@ -61,13 +62,46 @@ MIME_LABELS = {
     "application/vnd.google-apps.spreadsheet": "Google Sheets",
     "application/vnd.google-apps.presentation": "Google Slides",
     "text/markdown": "Markdown",
-    "text/plain": "Text",
+    "text/plain": _("Text"),
     "text/csv": "CSV",
-    "text/html": "Web page",
+    "text/html": _("Web page"),
     "application/json": "JSON",
-    "message/rfc822": "Email",
-    "image/png": "PNG image",
-    "image/jpeg": "JPEG image",
+    "message/rfc822": _("Email"),
+    "image/png": _("PNG image"),
+    "image/jpeg": _("JPEG image"),
+}
+
+# The keyword search's languages (PostgreSQL's text search configurations) by name in the page's language.
+SEARCH_LANGUAGE_NAMES = {
+    "simple": _("Any language (words as written)"),
+    "arabic": _("Arabic"),
+    "armenian": _("Armenian"),
+    "basque": _("Basque"),
+    "catalan": _("Catalan"),
+    "danish": _("Danish"),
+    "dutch": _("Dutch"),
+    "english": _("English"),
+    "finnish": _("Finnish"),
+    "french": _("French"),
+    "german": _("German"),
+    "greek": _("Greek"),
+    "hindi": _("Hindi"),
+    "hungarian": _("Hungarian"),
+    "indonesian": _("Indonesian"),
+    "irish": _("Irish"),
+    "italian": _("Italian"),
+    "lithuanian": _("Lithuanian"),
+    "nepali": _("Nepali"),
+    "norwegian": _("Norwegian"),
+    "portuguese": _("Portuguese"),
+    "romanian": _("Romanian"),
+    "russian": _("Russian"),
+    "serbian": _("Serbian"),
+    "spanish": _("Spanish"),
+    "swedish": _("Swedish"),
+    "tamil": _("Tamil"),
+    "turkish": _("Turkish"),
+    "yiddish": _("Yiddish"),
 }
 
 
@@ -85,7 +119,9 @@ def folder_settings(request: HttpRequest, folder_id: int) -> HttpResponse:
     context.update(
         interval_min_minutes=SYNC_INTERVAL_MIN_SECONDS // 60,
         interval_max_minutes=SYNC_INTERVAL_MAX_SECONDS // 60,
-        search_languages=SEARCH_LANGUAGES,
+        search_languages=[
+            (language, SEARCH_LANGUAGE_NAMES.get(language, language.capitalize())) for language in SEARCH_LANGUAGES
+        ],
     )
     return render(request, "web/folder_settings.html", context)
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from apps.web import library_views, views
+from apps.web import evaluate_views, language_views, library_views, views
 
 urlpatterns = [
     path(
@@ -21,6 +21,15 @@ urlpatterns = [
     path("folders/<int:folder_id>/files", library_views.folder_files, name="web-folder-files"),
     path("folders/<int:folder_id>/search", library_views.folder_search, name="web-folder-search"),
     path("folders/<int:folder_id>/settings", library_views.folder_settings, name="web-folder-settings"),
+    path("folders/<int:folder_id>/evaluate", evaluate_views.folder_evaluate, name="web-folder-evaluate"),
+    path(
+        "folders/<int:folder_id>/evaluate/feedback",
+        evaluate_views.folder_evaluate_feedback,
+        name="web-folder-evaluate-feedback",
+    ),
     path("settings/organize", library_views.organize_settings, name="web-organize-settings"),
     path("settings/tokens", views.api_tokens, name="web-api-tokens"),
+    path("settings/language", language_views.language_choose, name="web-language"),
+    # The scripts' strings in the page's language (Django's JavaScript catalog; base.html loads it).
+    path("jsi18n/", language_views.javascript_catalog, name="javascript-catalog"),
 ]

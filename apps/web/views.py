@@ -10,6 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from apps.chat.selectors import conversation_get, conversation_list_of_removed_folders
@@ -17,6 +19,7 @@ from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.connectors.drive.oauth import drive_connect_finish
 from apps.core.api import ApplicationError
 from apps.core.models import TokenScope
+from apps.core.preferences import user_language
 from apps.core.tokens import TokenInvalid, TokenScopeMissing, personal_token_from_header, personal_token_scope_check
 from apps.library.access import file_access, folder_access
 from apps.library.document_selectors import (
@@ -32,7 +35,7 @@ from apps.library.services import local_roots
 from apps.web.readme import readme_section
 from apps.web.signup import invitation_token_forget, invitation_token_keep
 
-DRIVE_CONNECTED = "Google Drive is connected. Pick a folder below to add it."
+DRIVE_CONNECTED = gettext_lazy("Google Drive is connected. Pick a folder below to add it.")
 DRIVE_SETUP = "Google Drive setup"  # the README's section
 # The longest `?quote=` a document page searches its chunks for (a citation's snippet is shorter).
 MAX_QUOTE_CHARS = 400
@@ -65,7 +68,7 @@ def web_manifest(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def folder_list(request: HttpRequest) -> HttpResponse:
-    notice = {"kind": "success", "text": DRIVE_CONNECTED} if request.GET.get("drive") == "connected" else None
+    notice = {"kind": "success", "text": str(DRIVE_CONNECTED)} if request.GET.get("drive") == "connected" else None
     return _folders_page(request, notice=notice)
 
 
@@ -85,7 +88,9 @@ def drive_callback(request: HttpRequest) -> HttpResponse:
         # A browser logs in and comes back (the state keeps for a while); anything else is told why.
         if "text/html" in request.headers.get("Accept", ""):
             return redirect_to_login(request.get_full_path())
-        return JsonResponse({"detail": "Log in first: the callback finishes a browser's Drive connection."}, status=401)
+        return JsonResponse(
+            {"detail": _("Log in first: the callback finishes a browser's Drive connection.")}, status=401
+        )
     params = request.GET
     try:
         drive_connect_finish(
@@ -137,7 +142,7 @@ def conversation(request: HttpRequest, conversation_id: int) -> HttpResponse:
     read-only for its owner (nobody else's conversation survives the removal)."""
     found = conversation_get(user=request.user, conversation_id=conversation_id)
     if found is None:
-        raise Http404("Conversation not found.")
+        raise Http404(_("Conversation not found."))
     if found.folder_id is not None:
         return redirect(f"{reverse('web-folder-chat', kwargs={'folder_id': found.folder_id})}?c={found.pk}")
     return render(request, "web/conversation_removed.html", {"conversation": found})
@@ -150,7 +155,9 @@ def inbox(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/api_tokens.html", {"scopes": TokenScope.choices})
+    """The person's own settings: the interface's language, and their API tokens."""
+    context = {"scopes": TokenScope.choices, "chosen_language": user_language(user_id=request.user.pk)}
+    return render(request, "web/api_tokens.html", context)
 
 
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
@@ -173,7 +180,7 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "web/invitation.html", {"error": exc.message}, status=exc.status_code)
     context = {
         "folder_name": pending.folder.name,
-        "role": pending.get_role_display().lower(),
+        "role": pending.role,
         "inviter": pending.created_by.get_username(),
         "expires_at": pending.expires_at,
     }

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.chat.models import AgentRun, Message, RunStatus, WebhookTool
+from apps.core.models import Preferences
 from apps.library.models import File, Folder
 from apps.llm.extractive import NOTHING_RELEVANT
 from tests.support.agent_runs import SECRET_TEXT, ask, tool_results
@@ -67,6 +68,20 @@ def test_weak_results_make_it_rewrite_and_search_again(library, settings):
         "searching",
         "generating",
     ]
+
+
+def test_an_answer_finding_nothing_is_all_in_the_askers_language(library):
+    Preferences.objects.create(user=library.folder.owner, language="de")
+    run, _ = ask(library.folder, "What is the boiling point of mercury?")  # rewritten up to the step limit
+
+    found_nothing, limit, searched = Message.objects.get(pk=run.answer_id).content["text"].split("\n\n")
+    # Written on the model call's own thread, which the run's language must reach too.
+    assert found_nothing == "Ich habe in diesem Ordner nichts gefunden, was für deine Frage relevant ist."
+    assert limit == (
+        "(Ich habe das Limit der Rechercheschritte (3) erreicht; diese Antwort beruht daher auf dem, "
+        "was ich bis dahin gefunden habe.)"
+    )
+    assert searched.startswith("Diesen Ordner nach „What is the boiling point of mercury?“")
 
 
 BOILER = "The boiler service is due every October and is done by Heatwell Ltd for 95 pounds."

@@ -88,7 +88,7 @@ def final_answer(request: LLMRequest) -> LLMResponse:
 
 
 def test_a_request_asks_for_fewer_tool_rounds_never_more(auth_client, library, scripted, monkeypatch):
-    monkeypatch.setattr("workers.agent.execute_run.delay", lambda *args: None)
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", lambda *args: None)
 
     def post(**body):
         return auth_client.post(

@@ -12,10 +12,10 @@ from apps.chat.models import AgentRun
 from apps.chat.services import chat_start, run_execute
 from tests.support.agent_runs import tool_names
 from tests.support.chat_api import ask_streamed, of_type
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 ANSWER = "Federal tax withheld was 12,300 dollars [1]."
 
 
@@ -24,7 +24,7 @@ def test_an_agent_request_follows_the_switch(library, sdk, wire_stub, auth_clien
     settings.AGENT_MODE_ENABLED = enabled
     wire_stub.reply_text(ANSWER)  # the agent's first turn answers at once; standard mode's one call
 
-    run_id, events = ask_streamed(auth_client, library.folder, message=QUESTION, agent_mode=True)
+    run_id, events = ask_streamed(auth_client, library.folder, message=W2_QUESTION, agent_mode=True)
 
     (sent,) = wire_stub.requests
     assert ("search_folder" in tool_names(sent.body)) is enabled  # the agent offers tools; standard mode none
@@ -45,7 +45,7 @@ def test_an_agent_request_follows_the_switch(library, sdk, wire_stub, auth_clien
 
 
 def test_a_run_queued_before_the_switch_went_off_answers_in_standard_mode(library, sdk, wire_stub, settings):
-    queued = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION, agent_mode=True)
+    queued = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION, agent_mode=True)
     settings.AGENT_MODE_ENABLED = False
     wire_stub.reply_text(ANSWER)
 
@@ -60,7 +60,7 @@ def test_a_model_outage_with_the_switch_off_says_both(library, sdk, wire_stub, a
     settings.AGENT_MODE_ENABLED = False
     wire_stub.fail(500)
 
-    run_id, events = ask_streamed(auth_client, library.folder, message=QUESTION, agent_mode=True)
+    run_id, events = ask_streamed(auth_client, library.folder, message=W2_QUESTION, agent_mode=True)
 
     assert [n["kind"] for n in of_type(events, "notice")] == ["agent_mode_disabled", "model_unavailable"]
     answer = AgentRun.objects.get(pk=run_id).answer

@@ -11,10 +11,10 @@ from apps.core.events import events_after, redis_client, run_channel
 from apps.library.models import FolderMembership
 from apps.llm.types import LLMRequest, LLMResponse, ToolCall
 from tests.support.chat_library import make_folder
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 ANSWER = "Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1]."
 
 
@@ -22,8 +22,8 @@ ANSWER = "Federal income tax withheld on the 2024 W-2 was 12,300 dollars [1]."
 def queued(monkeypatch):
     """Runs that would go to Celery once the request commits."""
     sent: list[str] = []
-    monkeypatch.setattr("workers.agent.execute_run.delay", sent.append)
-    monkeypatch.setattr("workers.sync.sync_folder.delay", lambda *args: None)
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", sent.append)
+    monkeypatch.setattr("apps.library.enqueue.sync_folder", lambda *args: None)
     return sent
 
 
@@ -36,7 +36,7 @@ def _no_flags_left():
 
 
 def ask(library, *, agent_mode: bool = False) -> AgentRun:
-    return chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION, agent_mode=agent_mode)
+    return chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION, agent_mode=agent_mode)
 
 
 def stored_events(run: AgentRun) -> list[tuple[str, dict]]:
@@ -177,7 +177,7 @@ def test_regenerate_is_409_while_an_answer_is_written_and_404_for_others(
 def test_regenerate_refuses_a_folder_no_longer_shared(auth_client, library, other_user, queued):
     shared = make_folder(other_user, name="shared")
     membership = FolderMembership.objects.create(folder=shared, user=library.folder.owner, role="viewer")
-    run = chat_start(user=library.folder.owner, folder=shared, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=shared, text=W2_QUESTION)
     AgentRun.objects.filter(pk=run.pk).update(status=RunStatus.COMPLETED)
     membership.delete()
 
@@ -190,7 +190,7 @@ def test_regenerate_refuses_a_folder_no_longer_shared(auth_client, library, othe
 def test_a_queued_run_whose_folder_was_unshared_does_not_answer(library, other_user, scripted):
     shared = make_folder(other_user, name="shared")
     membership = FolderMembership.objects.create(folder=shared, user=library.folder.owner, role="viewer")
-    run = chat_start(user=library.folder.owner, folder=shared, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=shared, text=W2_QUESTION)
     membership.delete()
 
     run = run_execute(run_id=run.pk)
@@ -292,4 +292,4 @@ def test_rename_and_delete_are_the_owners_only(other_client, api_client, library
     assert other_client.delete(url).status_code == 404
     assert api_client.patch(url, {"title": "x"}, format="json").status_code == 401
     assert api_client.delete(url).status_code == 401
-    assert Conversation.objects.get(pk=run.conversation_id).title == QUESTION[:80]
+    assert Conversation.objects.get(pk=run.conversation_id).title == W2_QUESTION[:80]

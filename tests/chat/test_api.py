@@ -24,8 +24,8 @@ def chat_url(folder) -> str:
 def queued(monkeypatch):
     """Records what would go to Celery once the request commits."""
     sent: list[tuple[str, tuple]] = []
-    monkeypatch.setattr("workers.agent.execute_run.delay", lambda *args: sent.append(("execute_run", args)))
-    monkeypatch.setattr("workers.sync.sync_folder.delay", lambda *args: sent.append(("sync_folder", args)))
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", lambda *args: sent.append(("execute_run", args)))
+    monkeypatch.setattr("apps.library.enqueue.sync_folder", lambda *args: sent.append(("sync_folder", args)))
     return sent
 
 

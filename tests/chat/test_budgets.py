@@ -14,15 +14,15 @@ from apps.chat.services import chat_start, run_execute
 from apps.core.events import redis_client
 from apps.llm.failures import REASONS, FailureKind
 from apps.llm.models import UsageBudget, UsageRecord
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 ANSWER = "Federal tax withheld was 12,300 dollars [1]."
 
 
 def ask(folder):
-    run = chat_start(user=folder.owner, folder=folder, text=QUESTION)
+    run = chat_start(user=folder.owner, folder=folder, text=W2_QUESTION)
     events: list = []
     run = run_execute(run_id=run.pk, on_event=events.append)
     return run, events

@@ -10,22 +10,15 @@ import pytest
 from apps.chat.models import AgentRun, Message, RunStatus
 from apps.chat.services import chat_start
 from apps.core.events import events_after, run_channel
+from tests.support.questions import W2_QUESTION
+from tests.support.waiting import wait_for
 from workers.agent import execute_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 # Sixty words at ten a second: six seconds of streaming unless stopped.
 WORDS = [f"word{index}" for index in range(60)]
 CHUNK_SECONDS = 0.1
-
-
-def wait_for(condition, *, seconds: float, what: str):
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-    return value
 
 
 def streamed_text(run: AgentRun) -> str:
@@ -37,9 +30,9 @@ def test_a_streaming_answer_is_stopped_mid_stream_and_keeps_its_partial_text(
     worker_model, celery_worker_process, library, auth_client
 ):
     worker_model.reply_text(" ".join(WORDS), chunk_delay=CHUNK_SECONDS)
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     execute_run.delay(str(run.pk))
-    wait_for(lambda: len(streamed_text(run).split()) >= 3, seconds=30, what="the answer to start streaming")
+    wait_for(lambda: len(streamed_text(run).split()) >= 3, timeout=30, what="the answer to start streaming")
 
     response = auth_client.post(f"/api/runs/{run.pk}/cancel")
     asked = time.monotonic()
@@ -47,7 +40,7 @@ def test_a_streaming_answer_is_stopped_mid_stream_and_keeps_its_partial_text(
     assert response.status_code == 202, response.json()
     wait_for(
         lambda: AgentRun.objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists(),
-        seconds=10,
+        timeout=10,
         what="the run to end cancelled",
     )
     # Stopped at one of the next chunks, not when the model would have finished (six seconds).

@@ -18,6 +18,7 @@ from apps.library.members import member_remove
 from apps.library.models import FolderMembership
 from tests.support.images import encoded, jpeg, photo, png, receipt_image
 from tests.support.llm_wire_stub import OPENAI_PATH
+from tests.support.questions import RECEIPT_QUESTION
 from tests.support.sse_client import parse_sse
 from tests.support.tokens import api_token
 
@@ -25,7 +26,6 @@ pytestmark = pytest.mark.django_db
 
 RECEIPT = jpeg(photo(receipt_image(), rotate=0))  # a phone photo: tilted, unevenly lit, grainy
 BLANK = png(Image.new("RGB", (40, 40), "red"))  # a picture with no text in it
-QUESTION = "What was the total on this receipt?"
 
 
 def chat_url(folder) -> str:
@@ -36,14 +36,14 @@ def upload(name: str, data: bytes, content_type: str = "image/jpeg") -> SimpleUp
     return SimpleUploadedFile(name, data, content_type=content_type)
 
 
-def ask(client, folder, *images: SimpleUploadedFile, message: str = QUESTION, **fields):
+def ask(client, folder, *images: SimpleUploadedFile, message: str = RECEIPT_QUESTION, **fields):
     return client.post(chat_url(folder), {"message": message, "images": list(images), **fields}, format="multipart")
 
 
 @pytest.fixture
 def queued(monkeypatch) -> list[str]:
     sent: list[str] = []
-    monkeypatch.setattr("workers.agent.execute_run.delay", lambda run_id: sent.append(run_id))
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", lambda run_id: sent.append(run_id))
     return sent
 
 
@@ -59,7 +59,7 @@ def test_images_are_kept_with_the_question_typed_by_their_content(auth_client, l
 
     assert response.status_code == 202, response.json()
     run = AgentRun.objects.get(pk=response.json()["run_id"])
-    assert run.mode == "agent" and run.question.content == {"text": QUESTION}
+    assert run.mode == "agent" and run.question.content == {"text": RECEIPT_QUESTION}
     kept = list(MessageAttachment.objects.filter(message=run.question).values_list("position", "name", "mime_type"))
     assert kept == [(1, "receipt.jpg", "image/jpeg"), (2, "scan.jpg", "image/png")]
 
@@ -76,7 +76,7 @@ def test_images_are_kept_with_the_question_typed_by_their_content(auth_client, l
 
 
 def test_a_json_question_still_works_and_carries_no_images(auth_client, library, queued):
-    response = auth_client.post(chat_url(library.folder), {"message": QUESTION}, format="json")
+    response = auth_client.post(chat_url(library.folder), {"message": RECEIPT_QUESTION}, format="json")
 
     assert response.status_code == 202
     assert not MessageAttachment.objects.exists()
@@ -174,7 +174,7 @@ def test_a_multipart_question_streams_an_answer_citing_its_image_through_the_ser
         "POST",
         f"{asgi_server.url}{chat_url(library.folder)}",
         headers={"Authorization": f"Bearer {api_token(user)}", "Accept": "text/event-stream"},
-        data={"message": QUESTION},
+        data={"message": RECEIPT_QUESTION},
         files=[("images", ("receipt.jpg", RECEIPT, "image/jpeg"))],
         timeout=60,
     ) as response:
@@ -267,7 +267,7 @@ def test_a_vision_model_describes_each_image_through_the_real_sdk(auth_client, l
         assert content[0]["image_url"]["url"] == f"data:image/jpeg;base64,{encoded_receipt}"
     else:
         assert content[0]["source"] == {"type": "base64", "media_type": "image/jpeg", "data": encoded_receipt}
-    assert QUESTION in str(content)
+    assert RECEIPT_QUESTION in str(content)
     # The answer's sources hold both readings of the image, as source 1.
     prompt = str(answered.body["messages"][-1]["content"])
     assert "A till receipt from Harbor Market" in prompt and "TOTAL EUR 27.20" in prompt

@@ -4,7 +4,6 @@ is recorded on the run and in its usage; any other model is a 400 naming the all
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 
 import pytest
@@ -14,10 +13,11 @@ from apps.chat.services import run_execute
 from apps.llm.models import UsageRecord
 from tests.support.chat_api import ask_streamed
 from tests.support.llm_wire_stub import StubToolCall
+from tests.support.questions import W2_QUESTION
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 # A cheaper model each provider offers, priced in LLM_PRICES, beside the configured one.
 CHEAPER = {"openai": "gpt-4o-mini", "anthropic": "claude-haiku-4-5"}
 
@@ -26,7 +26,7 @@ def test_a_model_not_allowed_is_400_naming_the_allowed_ones(library, auth_client
     settings.LLM_MODELS_ALLOWED = ["gpt-4o", "gpt-4o-mini"]
 
     response = auth_client.post(
-        f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "model": "claude-opus"}, format="json"
+        f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION, "model": "claude-opus"}, format="json"
     )
 
     assert response.status_code == 400
@@ -37,7 +37,7 @@ def test_a_model_not_allowed_is_400_naming_the_allowed_ones(library, auth_client
 
 def test_by_default_only_the_configured_model_is_allowed(library, auth_client, settings):
     response = auth_client.post(
-        f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "model": "gpt-4o-mini"}, format="json"
+        f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION, "model": "gpt-4o-mini"}, format="json"
     )
 
     assert settings.LLM_MODELS_ALLOWED == [settings.LLM_MODELS["answer"]] == ["gpt-4o"]
@@ -56,7 +56,7 @@ def test_the_chosen_model_makes_every_call_of_the_run_and_is_recorded(library, s
     wire_stub.reply_text(query, model=served)  # the rewrite's own call (the router role's)
     wire_stub.reply_text("Federal tax withheld was 12,300 dollars [1].", model=served)
 
-    run_id, _ = ask_streamed(auth_client, library.folder, message=QUESTION, agent_mode=True, model=chosen)
+    run_id, _ = ask_streamed(auth_client, library.folder, message=W2_QUESTION, agent_mode=True, model=chosen)
 
     assert [sent.body["model"] for sent in wire_stub.requests] == [chosen] * 3
     run = auth_client.get(f"/api/runs/{run_id}").json()
@@ -72,7 +72,7 @@ def test_without_a_model_the_configured_one_answers(library, sdk, wire_stub, aut
     settings.LLM_MODELS_ALLOWED = [settings.LLM_MODELS["answer"], CHEAPER[sdk]]
     wire_stub.reply_text("Federal tax withheld was 12,300 dollars [1].")
 
-    run_id, _ = ask_streamed(auth_client, library.folder, message=QUESTION)
+    run_id, _ = ask_streamed(auth_client, library.folder, message=W2_QUESTION)
 
     (sent,) = wire_stub.requests
     assert sent.body["model"] == settings.LLM_MODELS["answer"]
@@ -84,9 +84,9 @@ def test_a_regenerated_answer_uses_the_same_model(library, sdk, wire_stub, auth_
     settings.LLM_MODELS_ALLOWED = [settings.LLM_MODELS["answer"], chosen]
     wire_stub.reply_text("First [1].")
     wire_stub.reply_text("Second [1].")
-    run_id, _ = ask_streamed(auth_client, library.folder, message=QUESTION, model=chosen)
+    run_id, _ = ask_streamed(auth_client, library.folder, message=W2_QUESTION, model=chosen)
     # The queued run executes as the worker would, once the request commits.
-    monkeypatch.setattr("workers.agent.execute_run.delay", lambda run_id: run_execute(run_id=run_id))
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", lambda run_id: run_execute(run_id=run_id))
 
     response = auth_client.post(f"/api/conversations/{AgentRun.objects.get(pk=run_id).conversation_id}/regenerate")
 
@@ -101,9 +101,9 @@ def test_a_model_no_longer_allowed_when_the_run_executes_falls_back_to_the_confi
     chosen = CHEAPER[sdk]
     settings.LLM_MODELS_ALLOWED = [settings.LLM_MODELS["answer"], chosen]
     queued: list[str] = []
-    monkeypatch.setattr("workers.agent.execute_run.delay", queued.append)
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", queued.append)
     response = auth_client.post(
-        f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "model": chosen}, format="json"
+        f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION, "model": chosen}, format="json"
     )
     assert response.status_code == 202
     settings.LLM_MODELS_ALLOWED = [settings.LLM_MODELS["answer"]]  # narrowed while the run waited
@@ -130,15 +130,17 @@ def test_a_queued_run_on_a_real_worker_uses_the_chosen_model(
     worker_model.reply_text("Federal tax withheld was 12,300 dollars [1].", model="gpt-4o-mini-2024-07-18")
 
     response = auth_client.post(
-        f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION, "model": chosen_allowed}, format="json"
+        f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION, "model": chosen_allowed}, format="json"
     )
 
     assert response.status_code == 202, response.json()
     run_url = f"/api/runs/{response.json()['run_id']}"
-    deadline = time.monotonic() + 60
-    while (run := auth_client.get(run_url).json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, "the worker did not finish the run"
-        time.sleep(0.1)
+    wait_for(
+        lambda: auth_client.get(run_url).json()["status"] not in ("queued", "running"),
+        what="the worker to finish the run",
+        interval=0.1,
+    )
+    run = auth_client.get(run_url).json()
     assert run["status"] == "completed" and run["model"] == "gpt-4o-mini"
     (sent,) = worker_model.requests
     assert sent.body["model"] == "gpt-4o-mini"

@@ -157,3 +157,29 @@ def test_comparing_two_invoices_computes_the_larger_and_the_difference_citing_ea
     assert text == "INV-20931 is larger: 2,300.00 EUR [1] against 1,450.00 EUR for INV-20917 [2], 850.00 EUR more."
     assert [citation["path"] for citation in citations] == ["inbox/invoice-INV-20931.txt", "finance/invoices-2024.csv"]
     assert streamed(events) == text
+
+
+def test_a_thing_whose_words_the_folder_holds_only_apart_is_not_found(library, settings):
+    settings.LLM_PROVIDER = "extractive"
+    bill = [("Electricity bill, January 2025. Amount due: 86.40 EUR.", {})]
+    add_file(folder=library.folder, path="bills/2025-01-electricity.txt", chunks=bill)
+    contract = [("Fixed price for electricity and no gas connection, signed in 2023.", {})]
+    add_file(folder=library.folder, path="contracts/energy.md", chunks=contract)
+
+    # "gas", "bill" and "January" are all in the folder, but no file holds "gas" with the others.
+    answer, _ = ask(library.folder, "How much was the gas bill in January?")
+
+    assert answer.content["text"].startswith('I found nothing in this folder about "gas".')
+    assert "86.40" not in answer.content["text"] and answer.content["citations"] == []
+
+
+def test_a_verb_the_folder_words_otherwise_still_gets_an_answer(library, settings):
+    settings.LLM_PROVIDER = "extractive"
+    workshop = [("The glaze workshop of two days is led by the guest teacher Tomasz Wojcik.", {})]
+    add_file(folder=library.folder, path="classes/glaze-workshop.md", chunks=workshop)
+    add_file(folder=library.folder, path="suppliers.csv", chunks=[("supplier: Potclays | lead_time_days: 5", {})])
+
+    # "leads" is only in the suppliers' lead time, apart from the workshop: a verb, not what is asked about.
+    answer, _ = ask(library.folder, "Who leads the glaze workshop?")
+
+    assert "Tomasz Wojcik" in answer.content["text"]

@@ -19,11 +19,11 @@ from apps.chat.services import chat_start, run_execute
 from apps.llm.breaker import breakers_reset
 from apps.llm.failures import REASONS, UNAVAILABLE_NOTICE, FailureKind
 from tests.support.llm_wire_replies import StubFault
+from tests.support.questions import W2_QUESTION
 from tests.support.servers import free_port
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 W2 = "finance/W2_2024.pdf"
 # A provider error as a misconfigured proxy might send it: a key, an internal URL, a stack trace.
 LEAKY = (
@@ -61,7 +61,7 @@ FAILURES = {
 
 
 def ask(library, *, agent_mode: bool):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION, agent_mode=agent_mode)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION, agent_mode=agent_mode)
     events: list = []
     run = run_execute(run_id=run.pk, on_event=events.append)
     return run, events
@@ -111,7 +111,7 @@ def test_no_key_url_or_stack_trace_reaches_an_event_or_the_api(
     ]
     for body in shown:
         assert not [secret for secret in LEAKED if secret in body], body
-    assert REASONS[FailureKind.AUTH] in shown[2] and UNAVAILABLE_NOTICE in shown[1]
+    assert str(REASONS[FailureKind.AUTH]) in shown[2] and str(UNAVAILABLE_NOTICE) in shown[1]
     # The exception is in the log, with the run id, its key redacted.
     logged = "\n".join(record.getMessage() for record in caplog.records if str(run.pk) in record.getMessage())
     assert "llm-gateway.internal.example" in logged and "sk-[REDACTED]" in logged

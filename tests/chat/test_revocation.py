@@ -15,10 +15,9 @@ from apps.library.members import member_remove
 from apps.library.models import Chunk, FolderMembership
 from apps.library.services import folder_delete
 from tests.support.chat_library import add_cited_answer
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
-
-QUESTION = "How much federal income tax was withheld on the W-2?"
 
 
 @pytest.fixture
@@ -40,7 +39,7 @@ def _browser(user) -> Client:
 
 def _asked(library, user):
     """A question of `user` in the library's folder, answered citing the W-2 and the recipe."""
-    run = chat_start(user=user, folder=library.folder, text=QUESTION)
+    run = chat_start(user=user, folder=library.folder, text=W2_QUESTION)
     files = [library.files["finance/W2_2024.pdf"], library.files["recipes/pancakes.md"]]
     return run, add_cited_answer(run=run, files=files)
 

@@ -20,12 +20,12 @@ from apps.chat.services import chat_start, run_execute
 from apps.core.events import events_after, run_channel
 from apps.llm.types import LLMResponse
 from tests.support.fixtures import HEARTBEAT_SECONDS
+from tests.support.questions import W2_QUESTION
 from tests.support.sse_client import Received, parse_sse
 from tests.support.tokens import api_token
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-QUESTION = "How much federal income tax was withheld on the W-2?"
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def post_question_for_a_stream(server, folder, *, token) -> Iterator[httpx.Respo
     with httpx.stream(
         "POST",
         f"{server.url}/api/folders/{folder.pk}/chat",
-        json={"message": QUESTION},
+        json={"message": W2_QUESTION},
         headers={"Authorization": f"Token {token}", "Accept": "text/event-stream"},
         timeout=30,
     ) as response:
@@ -76,7 +76,7 @@ def post_question_for_a_stream(server, folder, *, token) -> Iterator[httpx.Respo
 
 def finished_run(library, scripted):
     scripted.push(LLMResponse(text="Federal tax withheld was 12,300 dollars [1]."))
-    run = run_execute(run_id=chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION).pk)
+    run = run_execute(run_id=chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION).pk)
     stored = events_after(channel=run_channel(run.pk))
     return run, [(event.id, event.type, event.data) for event in stored]
 
@@ -101,7 +101,7 @@ def test_reconnect_with_last_event_id_gets_the_rest_exactly_once(asgi_server, li
 
 
 def test_a_connected_client_follows_live_events(asgi_server, library, token):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     connected = threading.Event()
 
     def listen() -> list[Received]:
@@ -129,7 +129,7 @@ def test_a_connected_client_follows_live_events(asgi_server, library, token):
 
 
 def test_heartbeat_comments_while_idle_then_the_stream_ends_after_done(asgi_server, library, token):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
 
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(get_events, asgi_server, run.pk, token=token)
@@ -143,7 +143,7 @@ def test_heartbeat_comments_while_idle_then_the_stream_ends_after_done(asgi_serv
 
 
 def test_a_finished_run_whose_log_expired_still_ends(asgi_server, library, token):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     AgentRun.objects.filter(pk=run.pk).update(
         status=RunStatus.COMPLETED, finished_at=timezone.now() - dt.timedelta(minutes=5)
     )
@@ -154,7 +154,7 @@ def test_a_finished_run_whose_log_expired_still_ends(asgi_server, library, token
 
 
 def test_a_cancelled_run_whose_log_expired_ends_saying_so(asgi_server, library, token):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     AgentRun.objects.filter(pk=run.pk).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now() - dt.timedelta(minutes=5)
     )
@@ -165,7 +165,7 @@ def test_a_cancelled_run_whose_log_expired_ends_saying_so(asgi_server, library, 
 
 
 def test_another_users_run_is_404_and_bad_requests_are_rejected(asgi_server, library, other_user, token):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     url = f"{asgi_server.url}/api/runs/{run.pk}/events"
     theirs = {"Authorization": f"Token {api_token(other_user)}"}
     mine = {"Authorization": f"Token {token}"}
@@ -212,10 +212,12 @@ def test_a_client_disconnect_does_not_leave_the_run_hanging(asgi_server, library
         first = next(parse_sse(response.iter_lines()))
     assert first.type == "status"
 
-    deadline = time.monotonic() + 20
-    while AgentRun.objects.get(pk=run_id).status not in (RunStatus.COMPLETED, RunStatus.ERROR):
-        assert time.monotonic() < deadline, "run still not finished after the client left"
-        time.sleep(0.1)
+    wait_for(
+        lambda: AgentRun.objects.get(pk=run_id).status in (RunStatus.COMPLETED, RunStatus.ERROR),
+        what="the run to finish after the client left",
+        timeout=20,
+        interval=0.1,
+    )
     assert AgentRun.objects.get(pk=run_id).status == RunStatus.COMPLETED
     assert events_only(get_events(asgi_server, run_id, token=token))[-1][1] == "done"
 
@@ -226,7 +228,7 @@ def test_queued_run_executes_on_a_real_worker_and_streams_on_its_events_url(
 ):
     response = httpx.post(
         f"{asgi_server.url}/api/folders/{library.folder.pk}/chat",
-        json={"message": QUESTION},
+        json={"message": W2_QUESTION},
         headers={"Authorization": f"Token {token}"},
     )
     assert response.status_code == 202, response.text

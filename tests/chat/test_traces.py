@@ -14,10 +14,9 @@ from opentelemetry.trace import SpanKind
 
 from apps.chat.models import AgentRun
 from config.settings import BASE_DIR
+from tests.support.questions import W2_QUESTION
 from tests.support.tracing import otlp_collector, parent_id, span_named, traces  # noqa: F401  (fixtures)
 from workers.agent import execute_run
-
-QUESTION = "How much federal income tax was withheld on the W-2?"
 
 # Builds the web application as uvicorn does and reports what tracing it installed.
 ENTRY_POINT_PROBE = """
@@ -71,7 +70,7 @@ def test_chat_request_task_and_model_call_share_one_trace(
 
     # execute=True runs the enqueue when the block ends: after the request and its span are over.
     with django_capture_on_commit_callbacks(execute=True):
-        response = auth_client.post(f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION}, format="json")
+        response = auth_client.post(f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION}, format="json")
 
     assert response.status_code == 202, response.json()
     # Take the message off the real broker and run it as a worker does: its headers are the task's request.
@@ -103,7 +102,7 @@ def test_chat_request_task_and_model_call_share_one_trace(
     assert dict(model_call.attributes or {}) == {"gen_ai.system": sdk, "gen_ai.request.model": sent.body["model"]}
     # Span attributes carry names, never the prompt or the key.
     recorded = json.dumps([dict(span.attributes or {}) for span in spans], default=str)
-    assert QUESTION not in recorded and "test-key" not in recorded
+    assert W2_QUESTION not in recorded and "test-key" not in recorded
 
 
 @pytest.mark.django_db(transaction=True)
@@ -135,7 +134,7 @@ def test_a_worker_process_continues_the_request_trace_and_exports_over_otlp(
 ):
     worker_model.reply_text("Federal tax withheld was 12,300 dollars [1].", model="stub-model")
 
-    response = auth_client.post(f"/api/folders/{library.folder.pk}/chat", {"message": QUESTION}, format="json")
+    response = auth_client.post(f"/api/folders/{library.folder.pk}/chat", {"message": W2_QUESTION}, format="json")
 
     assert response.status_code == 202, response.json()
     spans = traces.get_finished_spans()

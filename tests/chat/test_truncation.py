@@ -17,21 +17,21 @@ from apps.chat.services import chat_start, run_execute
 from apps.llm.types import LLMResponse
 from apps.search.selectors import chunk_search
 from tests.support.llm_wire_stub import StubToolCall
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 CUT = "Federal income tax withheld on the 2024 W-2 was"
 
 
 def ask(library, *, agent_mode: bool = False):
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION, agent_mode=agent_mode)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION, agent_mode=agent_mode)
     events: list = []
     return run_execute(run_id=run.pk, on_event=events.append), events
 
 
 def withheld_n(library) -> int:
-    hits = chunk_search(folder_id=library.folder.pk, query=QUESTION, k=8)
+    hits = chunk_search(folder_id=library.folder.pk, query=W2_QUESTION, k=8)
     return next(n for n, hit in enumerate(hits, start=1) if "withheld" in hit.text)
 
 
@@ -132,7 +132,7 @@ def test_an_answer_that_still_cites_nothing_keeps_the_passages_it_was_given(libr
     assert len(wire_stub.requests) == 2
     body = auth_client.get(f"/api/conversations/{run.conversation_id}").json()["messages"][-1]
     assert body["text"] == "About twelve thousand dollars." and body["citations"] == []
-    given = chunk_search(folder_id=library.folder.pk, query=QUESTION, k=8)
+    given = chunk_search(folder_id=library.folder.pk, query=W2_QUESTION, k=8)
     assert [(c["n"], c["chunk_id"]) for c in body["sources_consulted"]] == [
         (n, hit.chunk_id) for n, hit in enumerate(given, start=1)
     ]
@@ -147,7 +147,7 @@ def test_an_answer_that_found_nothing_says_what_was_searched(library, sdk, wire_
     text = Message.objects.get(pk=run.answer_id).content["text"]
     found_nothing, searched = text.split("\n\n")
     assert found_nothing == "The sources do not mention a tax refund."
-    assert searched.startswith(f"Searched this folder for “{QUESTION}” and read ")
+    assert searched.startswith(f"Searched this folder for “{W2_QUESTION}” and read ")
     assert "finance/W2_2024.pdf" in searched and "recipes/pancakes.md" in searched
     assert "".join(e.data["text"] for e in events if e.type == "text_delta") == text
 

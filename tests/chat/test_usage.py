@@ -12,15 +12,15 @@ from django.utils import timezone
 from apps.chat.services import chat_start, run_execute
 from apps.llm.models import ModelPrice, UsageRecord
 from tests.support.metrics import METRICS_TOKEN, sample, scrape
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
 ANSWER = "Federal tax withheld was 12,300 dollars [1]."
 PRICES = {"stub-model": {"input": 2.0, "output": 10.0, "cached": 0.5}}
 
 
-def ask(folder, text: str = QUESTION):
+def ask(folder, text: str = W2_QUESTION):
     run = chat_start(user=folder.owner, folder=folder, text=text)
     return run_execute(run_id=run.pk)
 

@@ -10,19 +10,18 @@ from apps.chat.services import chat_start, run_execute
 from apps.llm.sources import SOURCES_PREAMBLE
 from apps.search.selectors import chunk_search
 from tests.support.llm_wire_stub import OPENAI_PATH
+from tests.support.questions import W2_QUESTION
 
 pytestmark = pytest.mark.django_db
 
-QUESTION = "How much federal income tax was withheld on the W-2?"
-
 
 def test_sdk_answer_streams_and_citations_map_to_the_right_files(library, sdk, wire_stub):
-    hits = chunk_search(folder_id=library.folder.pk, query=QUESTION, k=8)
+    hits = chunk_search(folder_id=library.folder.pk, query=W2_QUESTION, k=8)
     n = next(n for n, hit in enumerate(hits, start=1) if "withheld" in hit.text)
     wire_stub.reply_text(
         f"Federal tax withheld was 12,300 dollars [{n}].", input_tokens=210, output_tokens=11, model="stub-model"
     )
-    run = chat_start(user=library.folder.owner, folder=library.folder, text=QUESTION)
+    run = chat_start(user=library.folder.owner, folder=library.folder, text=W2_QUESTION)
     events = []
 
     run = run_execute(run_id=run.pk, on_event=events.append)
@@ -38,7 +37,7 @@ def test_sdk_answer_streams_and_citations_map_to_the_right_files(library, sdk, w
         assert STANDARD_SYSTEM_PROMPT in str(body["system"])
         content = body["messages"][-1]["content"]
         prompt = content if isinstance(content, str) else "".join(block["text"] for block in content)
-    assert SOURCES_PREAMBLE in prompt and QUESTION in prompt
+    assert SOURCES_PREAMBLE in prompt and W2_QUESTION in prompt
     answer = Message.objects.get(pk=run.answer_id)
     assert answer.content["text"] == f"Federal tax withheld was 12,300 dollars [{n}]."
     w2 = library.files["finance/W2_2024.pdf"]

@@ -9,9 +9,9 @@ from google.auth.credentials import AnonymousCredentials
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy, build_drive_service
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
+from emulators.drive.server import DriveEmulator
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import Tree
 
 

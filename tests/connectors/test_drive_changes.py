@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from apps.connectors.drive.client import CursorExpiredError, RetryPolicy
-from apps.connectors.drive.emulator_errors import FaultKind
-from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import ChangeSet, SourceNotFoundError
+from emulators.drive.errors import FaultKind
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import Tree
 
 

@@ -14,11 +14,11 @@ from apps.connectors.drive.client import (
     drive_api_endpoint,
     oauth_credentials,
 )
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_errors import FaultKind
-from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.sources import SourceAuthError, SourceNotFoundError, SourceTransientError
+from emulators.drive.errors import FaultKind
+from emulators.drive.server import DriveEmulator
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import TREE_PATHS, Tree
 
 

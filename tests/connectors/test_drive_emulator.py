@@ -13,8 +13,8 @@ import pytest
 from googleapiclient.errors import HttpError
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator import seed_from_directory
-from apps.connectors.drive.emulator_state import DriveState
+from emulators.drive.server import seed_from_directory
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import Tree
 from tests.support.servers import BASE_DIR
 

@@ -7,10 +7,10 @@ from google.auth.credentials import AnonymousCredentials
 from google.oauth2.credentials import Credentials as OAuthCredentials
 from pytest_django.fixtures import Settings
 
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_errors import FaultKind
 from apps.connectors.drive.factory import drive_credentials, drive_source
 from apps.library.sources import SourceAuthError, SourceTransientError
+from emulators.drive.errors import FaultKind
+from emulators.drive.server import DriveEmulator
 from tests.support.drive_connector_tree import TREE_PATHS, Tree
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from apps.connectors.drive import mimes
 from apps.connectors.drive.client import RetryPolicy
-from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.library.parsing import parse_document
 from apps.library.sources import Source, SourceEntry, SourceError, SourceNotFoundError
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import TREE_PATHS, Tree
 from tests.support.office_documents import pptx_bytes, xlsx_bytes
 

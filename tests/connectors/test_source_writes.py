@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.connectors.drive.source import DriveSource
 from apps.connectors.local import LocalSource
 from apps.library.sources import SourceError
+from emulators.drive.state import DriveState
 from tests.support.drive_connector_tree import Tree
 
 PDF = b"%PDF-1.4 a new statement"

@@ -49,9 +49,7 @@ def test_reindexing_files_from_admin_queues_them_even_when_unchanged(
     ]
     File.objects.filter(folder=folder).update(indexed_checksum="c")
     sent = []
-    monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args[0])
-    )
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append(file_ids))
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post(
             "/admin/library/file/", {"action": "reindex", "_selected_action": [file.pk for file in files]}

@@ -3,8 +3,8 @@ from fnmatch import fnmatch
 import pytest
 from django_celery_beat.models import PeriodicTask
 
+from apps.core.queues import TASK_ROUTES, QueueName
 from workers.maintenance import ping
-from workers.queues import TASK_ROUTES, QueueName
 
 
 @pytest.mark.worker

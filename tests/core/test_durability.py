@@ -15,9 +15,10 @@ import pytest
 
 from apps.core.embedded_services import POSTGRES_SETTINGS
 from apps.library.models import Folder
-from tests.support.faults import private_postgres, wait_for
+from tests.support.faults import private_postgres
 from tests.support.files import write
 from tests.support.servers import BASE_DIR, database_url_of_current_connection, start_celery_worker, test_database_env
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -16,6 +16,7 @@ from apps.chat.models import RunStatus
 from apps.chat.services import chat_start, run_execute
 from apps.core import metrics
 from apps.core.metrics import model_usage_observe
+from apps.core.queues import ALL_QUEUES
 from apps.core.sse import sse_stream
 from apps.llm.base import LLMError
 from apps.llm.breaker import CircuitBreaker
@@ -26,7 +27,6 @@ from tests.support.chat_library import add_file, make_folder
 from tests.support.metrics import METRICS_TOKEN, sample, scrape
 from tests.support.servers import BASE_DIR
 from workers.maintenance import ping
-from workers.queues import ALL_QUEUES
 
 pytestmark = pytest.mark.django_db
 

@@ -9,14 +9,14 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from apps.core.queues import ALL_QUEUES
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from tests.support.documents import pdf_bytes
-from tests.support.faults import wait_for
 from tests.support.files import write
 from tests.support.metrics import METRICS_TOKEN, sample, scrape
 from tests.support.servers import BASE_DIR, free_port, start_celery_worker, test_database_env
-from workers.queues import ALL_QUEUES
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

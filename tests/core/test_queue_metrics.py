@@ -7,10 +7,10 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
+from apps.core.queues import ALL_QUEUES, QueueName
 from config.celery import app
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
 from workers.maintenance import ping
-from workers.queues import ALL_QUEUES, QueueName
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import yaml
 
 from apps.core.embedded_services import POSTGRES_MAJOR
+from apps.core.queues import ALL_QUEUES
 from tests.support.servers import procfile_command
-from workers.queues import ALL_QUEUES
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -48,7 +48,7 @@ def test_procfile_workers_consume_every_queue_and_chat_and_small_runs_have_slots
 
 def test_procfile_bulk_indexing_runs_below_the_small_runs_and_chat_cpu_priority():
     # A small folder's one group shares 2 cores with a big folder's two: at one priority it ran
-    # 2.4x its time alone (bench/fairness.py); the bulk worker yields the CPU instead.
+    # 2.4x its time alone (bench/ops/fairness.py); the bulk worker yields the CPU instead.
     niceness = {}
     for name in ["worker", "smallworker", "chatworker"]:
         prefix, args = procfile_command(name)

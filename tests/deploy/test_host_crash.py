@@ -22,18 +22,19 @@ from django.conf import settings
 
 from apps.chat.models import AgentRun, RunStatus
 from apps.chat.services import chat_start
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.core.events import events_after, run_channel
+from apps.core.queues import ALL_QUEUES
 from apps.library.chunking import chunk_document
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder, IndexingJob, SyncLog
 from apps.library.parsing import parse_document
 from config.celery import app
-from tests.support.faults import HeldDriveCall, kill_process_group, unacked_messages, wait_for
+from emulators.drive.server import DriveEmulator
+from tests.support.faults import HeldDriveCall, kill_process_group, unacked_messages
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.servers import start_celery_worker, test_database_env, unique_node_name
+from tests.support.waiting import wait_for
 from workers.agent import execute_run
-from workers.queues import ALL_QUEUES
 from workers.sync import sync_folder
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from workers.queues import ALL_QUEUES, PRIORITY_STEPS, run_queue
+from apps.core.queues import ALL_QUEUES, PRIORITY_STEPS, run_queue
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"

@@ -13,10 +13,10 @@ import pytest
 from pytest_django.fixtures import Settings
 
 from apps.connectors.drive.client import RetryPolicy
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import files_index, folder_index
 from apps.library.models import Folder
+from emulators.drive.server import DriveEmulator
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, long_text, run_sync
 
 
@@ -59,10 +59,10 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def inline_indexing(monkeypatch: pytest.MonkeyPatch) -> None:
-    def run(args: list[list[int]], task_id: str, **options: object) -> None:
-        files_index(file_ids=args[0], task_id=task_id)
+    def run(file_ids: list[int], task_id: str, **options: object) -> None:
+        files_index(file_ids=file_ids, task_id=task_id)
 
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", run)
+    monkeypatch.setattr("apps.library.enqueue.index_files", run)
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ import pytest
 from django.core.management import call_command
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Chunk, File, Folder, SyncLog
-from tests.support import faults
+from emulators.drive.server import DriveEmulator
+from emulators.drive.state import DriveState
+from tests.support import waiting
 from tests.support.drive_tree import Tree, chunk_ids, long_text, paths
 from tests.support.servers import BASE_DIR, spawn, stop, test_database_env
 
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
 SYNC_DUE = "workers.sync.sync_due_folders"
 # A beat tick, a worker's sync and its indexing: slower than the default wait allows for.
-wait_for = functools.partial(faults.wait_for, timeout=90, interval=0.25)
+wait_for = functools.partial(waiting.wait_for, timeout=90, interval=0.25)
 
 
 @pytest.fixture

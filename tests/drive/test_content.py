@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from apps.connectors.drive import mimes
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import File, Folder
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, long_text
 from tests.support.originals import body
 

@@ -10,8 +10,8 @@ import pytest
 from django.core.cache import cache
 from rest_framework.throttling import ScopedRateThrottle
 
-from apps.connectors.drive.emulator_state import DriveState, MediaServed
 from apps.library.models import Folder
+from emulators.drive.state import DriveState, MediaServed
 from tests.support.drive_content import drive_file
 from tests.support.originals import body
 

@@ -9,8 +9,8 @@ import os
 import pytest
 from django.template.defaultfilters import filesizeformat
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Folder
+from emulators.drive.state import DriveState
 from tests.support.drive_content import drive_file
 
 pytestmark = pytest.mark.django_db

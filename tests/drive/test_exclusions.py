@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS
 from apps.library.models import Chunk, Folder
 from apps.library.services import folder_update
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, paths, run_sync
 
 pytestmark = pytest.mark.django_db

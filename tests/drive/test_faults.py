@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from apps.connectors.drive.emulator_errors import FaultKind
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import file_index
 from apps.library.models import File, Folder, SyncLog
 from apps.library.sources import SourceTransientError
 from apps.library.sync import folders_sync_due_enqueue
+from emulators.drive.errors import FaultKind
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, assert_chunks_consistent, chunk_ids, long_text, paths, run_sync
 from workers.sync import sync_folder
 
@@ -227,7 +227,7 @@ def test_a_download_fault_while_reindexing_ends_with_one_set_of_chunks(
 ) -> None:
     queued: list[list[int]] = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: queued.append(args[0])
+        "apps.library.enqueue.index_files", lambda file_ids, task_id, **options: queued.append(file_ids)
     )
     run_sync(synced, capture)
     lease = File.objects.get(folder=synced, path="lease.txt")

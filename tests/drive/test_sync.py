@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import Chunk, File, Folder
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, assert_chunks_consistent, chunk_ids, long_text, paths, run_sync
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.models import File, Folder
+from emulators.drive.state import DriveState
 from tests.support.drive_tree import Tree, run_sync
 
 NOTE = b"Renter's insurance renews on March 1; the premium is 180 dollars a year.\n"
@@ -16,7 +16,7 @@ NOTE = b"Renter's insurance renews on March 1; the premium is 180 dollars a year
 def test_an_upload_into_a_drive_folder_is_created_there_indexed_and_kept_by_the_next_sync(
     synced: Folder, state: DriveState, tree: Tree, auth_client, capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda file_id: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda file_id: None)
 
     def upload():
         with capture(execute=True):

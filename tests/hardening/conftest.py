@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pytest
 from django.utils import timezone
 
-from apps.chat.models import AgentRun, Conversation, Message, MessageAttachment, RunStatus
+from apps.chat.models import AgentRun, Conversation, Message, MessageAttachment, MessageFeedback, RunStatus
 from apps.core.models import PersonalToken
 from apps.core.tokens import personal_token_create
+from apps.evaluation.models import EvaluationRun, EvaluationSet
 from apps.library.models import File, Folder, FolderInvitation, FolderMembership
 from apps.organize.models import FileMove, OrganizationSuggestion
 from tests.support.agent_runs import hook_server  # noqa: F401  (a fixture)
@@ -31,6 +32,8 @@ class Owned:
     proposal: Message  # a guideline line proposed in the inbox conversation
     token: PersonalToken
     attachment: MessageAttachment  # an image of the chat's question
+    evaluation_set: EvaluationSet
+    evaluation_run: EvaluationRun  # done: the set can be run again and deleted
 
     def kwargs_for(self, route_name: str) -> dict[str, object]:
         """URL kwargs for a route: the owner's objects of the kinds it takes."""
@@ -53,6 +56,8 @@ class Owned:
             "invitation_id": self.invitation.pk,
             "token_id": self.token.pk,
             "attachment_id": self.attachment.pk,
+            "evaluation_id": self.evaluation_set.pk,
+            "evaluation_run_id": self.evaluation_run.pk,
         }
 
 
@@ -71,6 +76,8 @@ def owned(user, tmp_path, django_user_model) -> Owned:
     inbox_conversation = Conversation.objects.create(owner=user, folder=folder, kind="inbox", title="i")
     question = Message.objects.create(conversation=conversation, role="user", content={"text": "hi"})
     answer = Message.objects.create(conversation=conversation, role="agent", content={"text": "hello"})
+    # Rated: a rated answer is what the feedback routes show and turn into evaluation questions.
+    MessageFeedback.objects.create(message=answer, user=user, rating="down")
     run = AgentRun.objects.create(
         owner=user,
         conversation=conversation,
@@ -104,6 +111,8 @@ def owned(user, tmp_path, django_user_model) -> Owned:
     attachment = MessageAttachment.objects.create(
         message=question, position=1, name="receipt.png", mime_type="image/png", size=4, data=b"\x89PNG"
     )
+    evaluation_set = EvaluationSet.objects.create(folder=folder, name="checks", created_by=user)
+    evaluation_run = EvaluationRun.objects.create(set=evaluation_set, status="done", created_by=user)
     return Owned(
         folder,
         file,
@@ -118,4 +127,6 @@ def owned(user, tmp_path, django_user_model) -> Owned:
         proposal,
         token,
         attachment,
+        evaluation_set,
+        evaluation_run,
     )

@@ -35,8 +35,13 @@ RULES = {
     "web-folder-files": FOLDER_VIEW,
     "web-folder-search": FOLDER_VIEW,
     "web-folder-settings": FOLDER_VIEW,
+    "web-folder-evaluate": FOLDER_VIEW,
+    "web-folder-evaluate-feedback": FOLDER_VIEW,
     "web-organize-settings": SIGNED_IN,
     "web-api-tokens": SIGNED_IN,
+    # The interface's language: the scripts' catalog, and the choice (a POST; anonymous: the cookie only).
+    "javascript-catalog": PUBLIC,
+    "web-language": PUBLIC,
     # allauth, mounted for Google sign-in only (SOCIALACCOUNT_ONLY): the steps of a sign-in and
     # the pages it may end on; the linked Google accounts of the signed-in user.
     "account_login": PUBLIC,

@@ -32,6 +32,10 @@ RULES: dict[str, dict[str, str]] = {
     "drive-disconnect": {"post": USER},
     "drive-folders": {"get": USER},
     "drive-status": {"get": USER},
+    # Evaluation sets: editors make, change, run and delete them; viewers read them and their runs.
+    "evaluation-detail": {"get": VIEW, "patch": EDIT, "delete": EDIT},
+    "evaluation-run-detail": {"get": VIEW},
+    "evaluation-runs": {"post": EDIT},
     "file-chunks": {"get": VIEW},
     "file-content": {"get": VIEW},
     "file-detail": {"get": VIEW},
@@ -39,6 +43,10 @@ RULES: dict[str, dict[str, str]] = {
     "folder-audit": {"get": MANAGE},
     "folder-chat": {"post": VIEW},
     "folder-detail": {"get": VIEW, "patch": EDIT, "delete": MANAGE},
+    "folder-evaluations": {"get": VIEW, "post": EDIT},
+    "folder-evaluations-generate": {"post": EDIT},  # questions drawn for a set, not saved
+    # Rated answers: the counts for every member; the answers for editors, a viewer's own (the API).
+    "folder-feedback": {"get": VIEW},
     "folder-events": {"get": VIEW},
     "folder-files": {"get": VIEW},
     "folder-files-retry": {"post": EDIT},
@@ -71,6 +79,7 @@ RULES: dict[str, dict[str, str]] = {
     "organization-settings": {"get": USER, "put": USER},
     "queue-metrics": {"get": STAFF},
     "message-feedback": {"post": AUTHOR},
+    "message-evaluation-question": {"post": EDIT},  # a rated answer of the folder into one of its sets
     "answer-continue": {"post": AUTHOR},
     "run-cancel": {"post": AUTHOR},
     "run-detail": {"get": AUTHOR},

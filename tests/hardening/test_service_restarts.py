@@ -13,16 +13,15 @@ import redis
 from django.conf import settings
 
 from apps.chat.models import AgentRun, RunStatus
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.core.events import events_after, run_channel
 from apps.library.models import Folder
+from emulators.drive.server import DriveEmulator
 from tests.support.faults import (
     HeldDriveCall,
     SseListener,
     private_postgres,
     private_redis,
     unacked_messages,
-    wait_for,
 )
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.servers import (
@@ -32,6 +31,7 @@ from tests.support.servers import (
     test_database_env,
 )
 from tests.support.tokens import api_token
+from tests.support.waiting import wait_for
 from workers.sync import sync_folder
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

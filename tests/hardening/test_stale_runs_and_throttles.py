@@ -10,9 +10,9 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
 from apps.chat.models import AgentRun, RunStatus
+from apps.core.beat import BEAT_SCHEDULE
 from apps.core.events import events_after, run_channel
 from workers.agent import fail_stale_runs
-from workers.beat import BEAT_SCHEDULE
 
 pytestmark = pytest.mark.django_db
 

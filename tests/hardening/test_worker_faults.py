@@ -21,17 +21,18 @@ import pytest
 from django.conf import settings
 
 from apps.chat.models import AgentRun, RunStatus
-from apps.connectors.drive.emulator import DriveEmulator
-from apps.connectors.drive.emulator_state import DriveState
 from apps.core.events import events_after, run_channel
 from apps.library.chunking import chunk_document
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder, IndexingJob, SyncLog
 from apps.library.parsing import parse_document
-from tests.support.faults import HeldDriveCall, SseListener, kill_hard, unacked_messages, wait_for
+from emulators.drive.server import DriveEmulator
+from emulators.drive.state import DriveState
+from tests.support.faults import HeldDriveCall, SseListener, kill_hard, unacked_messages
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
 from tests.support.servers import start_celery_worker, start_uvicorn, test_database_env
 from tests.support.tokens import api_token
+from tests.support.waiting import wait_for
 from workers.indexing import index_files
 from workers.maintenance import ping
 from workers.sync import sync_folder

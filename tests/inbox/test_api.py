@@ -21,7 +21,7 @@ from tests.support.tokens import api_token
 @pytest.fixture
 def queued_runs(monkeypatch) -> list[str]:
     sent: list[str] = []
-    monkeypatch.setattr("workers.agent.execute_run.delay", sent.append)
+    monkeypatch.setattr("apps.chat.enqueue.execute_run", sent.append)
     return sent
 
 

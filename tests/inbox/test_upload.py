@@ -29,10 +29,8 @@ def home(tmp_path: Path, user) -> Folder:
 def queued(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     """File id groups sent to index_files (the upload does not wait for a sync)."""
     sent: list[list[int]] = []
-    monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args[0])
-    )
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda file_id: None)
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append(file_ids))
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda file_id: None)
     return sent
 
 

@@ -225,8 +225,8 @@ def folder(db, tmp_path: Path, user) -> Folder:
 
 @pytest.fixture
 def no_tasks(monkeypatch) -> None:
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda *args, **kwargs: None)
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda *args, **kwargs: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
 
 
 def test_a_page_is_saved_as_its_main_text_with_title_and_address(

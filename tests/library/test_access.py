@@ -46,7 +46,7 @@ def test_a_member_may_do_what_the_role_allows_and_gets_a_403_message_beyond(memb
         with pytest.raises(FolderPermissionDenied) as refused:
             folder_access(user=person, folder_id=folder.pk, action=action)
         assert refused.value.status_code == 403
-        assert f"you are a {role.value}" in refused.value.message
+        assert f"you are {'an' if role == FolderRole.EDITOR else 'a'} {role.value}." in refused.value.message
 
 
 def test_the_owner_may_do_everything(user, folder):

@@ -10,9 +10,9 @@ import pytest
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File
 from apps.llm.sources import clock_time
-from tests.support.faults import wait_for
 from tests.support.files import write
 from tests.support.speech import converted, spoken_wav
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

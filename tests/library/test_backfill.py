@@ -104,7 +104,7 @@ def test_a_backfill_is_queued_once_until_it_starts(monkeypatch, django_capture_o
 
     redis_client().delete("library:backfill:queued")
     queued = []
-    monkeypatch.setattr("workers.backfill.backfill_search_vectors.delay", lambda: queued.append(1))
+    monkeypatch.setattr("apps.library.enqueue.backfill_search_vectors", lambda: queued.append(1))
     with django_capture_on_commit_callbacks(execute=True):
         search_vectors_backfill_enqueue()
         search_vectors_backfill_enqueue()

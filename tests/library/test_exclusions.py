@@ -65,7 +65,7 @@ def test_a_pattern_added_later_removes_files_from_the_index_on_the_next_sync(
     folder_index(folder_id=folder.pk, inline=True)
     assert Chunk.objects.filter(file__path="build/report.log").exists()
     sent = []
-    monkeypatch.setattr("workers.sync.sync_folder.delay", lambda folder_id: sent.append(folder_id))
+    monkeypatch.setattr("apps.library.enqueue.sync_folder", lambda folder_id: sent.append(folder_id))
 
     with django_capture_on_commit_callbacks(execute=True):
         response = auth_client.patch(

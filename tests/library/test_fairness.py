@@ -3,7 +3,7 @@
 The folders' groups are queued before a real worker starts, the big folder's first, as when a
 folder is added while a big one indexes. A small run (``SMALL_RUN_GROUPS``) has a queue of its
 own; in the shared queue, the worker takes each run's early groups ahead of a long run's later
-ones (``workers.queues.run_priority``).
+ones (``apps.core.queues.run_priority``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from contextlib import contextmanager
 
 import pytest
 
+from apps.core.queues import QueueName, run_priority
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
 from tests.support.files import write
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
-from workers.queues import QueueName, run_priority
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -47,10 +48,12 @@ def worker_on(queue: QueueName, settings, tmp_path) -> Iterator[None]:
 
 
 def wait_indexed(folder: Folder) -> None:
-    deadline = time.monotonic() + 60
-    while File.objects.filter(folder=folder).exclude(status="indexed").exists():
-        assert time.monotonic() < deadline, list(File.objects.values_list("path", "status"))
-        time.sleep(0.2)
+    wait_for(
+        lambda: not File.objects.filter(folder=folder).exclude(status="indexed").exists(),
+        what=f"every file of {folder.name} indexed",
+        timeout=60,
+        interval=0.2,
+    )
 
 
 def test_a_folder_queued_after_a_big_one_is_served_among_its_first_groups(make_notes_folder, settings, tmp_path):

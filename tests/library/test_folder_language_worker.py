@@ -12,9 +12,9 @@ from apps.library.services import folder_index_enqueue
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
 from tests.support.document_parts import docx_parts_bytes, odt_parts_bytes
-from tests.support.faults import wait_for
 from tests.support.german_pages import german_manual_page
 from tests.support.servers import BASE_DIR
+from tests.support.waiting import wait_for
 
 INFLECTED = "Elternverzeichnissen Meldungen"  # mkdir(1) says "Elternverzeichnisse", "Meldung"
 

@@ -186,7 +186,7 @@ def test_inbox_files_queue_an_organize_suggestion_on_commit(
     write(root, "inbox/receipt.txt", "Receipt for INV-20931")
     write(root, "notes/other.txt", "not in the inbox")
     sent = []
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", sent.append)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         folder_index(folder_id=folder.pk, inline=True)
     assert sent == [File.objects.get(path="inbox/receipt.txt").pk]
@@ -200,7 +200,7 @@ def test_deferred_search_vectors_stay_null_until_the_backfill(
     folder_index(folder_id=folder.pk)
     file = File.objects.get(folder=folder)
     queued = []
-    monkeypatch.setattr("workers.backfill.backfill_search_vectors.delay", lambda: queued.append(1))
+    monkeypatch.setattr("apps.library.enqueue.backfill_search_vectors", lambda: queued.append(1))
     with django_capture_on_commit_callbacks(execute=True):
         file_index(file_id=file.pk)
     assert queued == [1]
@@ -240,7 +240,7 @@ def test_queued_mode_sends_one_task_per_group_of_files_after_commit(
     write(root, "b.txt", "beta")
     sent = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((args[0], task_id))
+        "apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append((file_ids, task_id))
     )
     with django_capture_on_commit_callbacks(execute=True):
         folder_index(folder_id=folder.pk)
@@ -371,7 +371,7 @@ def test_files_left_indexing_by_a_lost_task_are_queued_again_once(
     write(root, "b.txt", "beta words")
     sent: list[tuple[str, list[int]]] = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((task_id, args[0]))
+        "apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append((task_id, file_ids))
     )
     folder_index(folder_id=folder.pk)
     a, b = File.objects.filter(folder=folder).order_by("path")

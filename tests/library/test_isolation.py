@@ -9,6 +9,7 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.core.management import call_command
 
+from apps.core.queues import ALL_QUEUES
 from apps.library.indexing import files_index, folder_index
 from apps.library.models import Chunk, File, IndexingJob
 from apps.search.selectors import chunk_search
@@ -17,7 +18,7 @@ from tests.support import junk_samples as samples
 from tests.support.documents import long_log_pages, pdfium_pdf_bytes
 from tests.support.files import write
 from tests.support.servers import BASE_DIR, start_celery_worker, test_database_env
-from workers.queues import ALL_QUEUES
+from tests.support.waiting import wait_for
 
 BIG_TEXT_CHARS = 1_900_000  # under INDEX_MAX_TEXT_CHARS; about 37 budget checks while chunking
 # Chunking that much takes about 0.2 s here, as long as the soft limits and budgets below: each of
@@ -170,7 +171,7 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
     # Nothing reaches the broker, where a worker could index the files before the test's own task.
     sent = []
     monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append((task_id, args[0]))
+        "apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append((task_id, file_ids))
     )
     folder_index(folder_id=folder.pk)
     sent.clear()
@@ -200,7 +201,7 @@ def test_a_group_out_of_time_requeues_its_unfinished_files_one_per_task(
 def test_a_task_of_one_file_out_of_time_fails_that_file(root, folder, monkeypatch, slow_chunking):
     write(root, "manual.md", big_prose())
     sent = []
-    monkeypatch.setattr("workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args))
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append(file_ids))
     folder_index(folder_id=folder.pk)  # queued to the list above, not to a worker
     sent.clear()
     file = File.objects.get(folder=folder)
@@ -251,10 +252,12 @@ def test_through_real_workers_only_the_slow_file_of_a_group_fails(root, folder, 
     )
     assert tokens["a-notes.md"] == tokens["b-invoice.txt"] == tokens["c-manual.md"]
 
-    deadline = time.monotonic() + 90
-    while File.objects.filter(folder=folder, status__in=["pending", "indexing"]).exists():
-        assert time.monotonic() < deadline, statuses(folder)
-        time.sleep(0.2)
+    wait_for(
+        lambda: not File.objects.filter(folder=folder, status__in=["pending", "indexing"]).exists(),
+        what="every file of the group settled",
+        timeout=90,
+        interval=0.2,
+    )
 
     assert statuses(folder) == {
         "a-notes.md": "indexed",
@@ -274,9 +277,7 @@ def test_the_last_unfinished_file_of_a_group_is_requeued_not_failed(
     folder_index(folder_id=folder.pk)
     ids = list(File.objects.filter(folder=folder).order_by("path").values_list("pk", flat=True))
     sent = []
-    monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.append(args[0])
-    )
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.append(file_ids))
 
     with django_capture_on_commit_callbacks(execute=True), soft_time_limit_after(0.3):
         files_index(file_ids=ids, task_id="two-files")

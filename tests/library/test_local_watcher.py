@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,18 +22,9 @@ from apps.library.models import Folder, SyncLog
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
 from tests.support.servers import BASE_DIR, start_watcher, test_database_env
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(condition: Callable[[], object], *, timeout: float, what: str) -> float:
-    """Seconds until ``condition`` held; fails after ``timeout``."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if condition():
-            return time.monotonic() - started
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def found(folder: Folder, word: str) -> bool:
@@ -172,7 +163,9 @@ def test_a_file_written_is_searchable_within_10_seconds_through_the_watcher_and_
     )
 
     (tmp_path / "boiler.md").write_text("# Boiler\n\nServiced by Heatwise; the zygomorphic valve was replaced.\n")
-    delay = wait_for(lambda: found(folder, "zygomorphic"), timeout=10, what="the new file searchable")
+    written = time.monotonic()
+    wait_for(lambda: found(folder, "zygomorphic"), timeout=10, what="the new file searchable")
+    delay = time.monotonic() - written
     print(f"written -> searchable: {delay:.2f} s")  # noqa: T201 - the figure, with -s
 
     (tmp_path / "boiler.md").write_text("# Boiler\n\nServiced by Heatwise; the quinquennial check is due.\n")

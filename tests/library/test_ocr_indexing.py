@@ -13,9 +13,9 @@ from apps.library.models import File
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
 from tests.support.documents import pdf_bytes
-from tests.support.faults import wait_for
 from tests.support.files import write
 from tests.support.images import LETTER, jpeg, photo, png, scanned_pdf, text_image
+from tests.support.waiting import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -35,7 +35,7 @@ def test_folder_creation_past_the_limit_is_refused_and_creates_nothing(auth_clie
     assert first.status_code == 201, first.content
     second = auth_client.post("/api/folders", {"source": "local", "path": str(tmp_path / "b")}, format="json")
     assert second.status_code == 400
-    assert "You have reached your limit of 1 folders." in second.content.decode()
+    assert "You have reached your limit of 1 folder." in second.content.decode()
     assert list(Folder.objects.filter(owner=user).values_list("name", flat=True)) == ["a"]
 
 

@@ -78,9 +78,7 @@ def test_sync_writes_a_log_and_queues_changed_files(indexed, folder, monkeypatch
     (indexed / "notes/edit.txt").write_text("second version")
     write(indexed, "notes/new.txt", "brand new")
     sent = []
-    monkeypatch.setattr(
-        "workers.indexing.index_files.apply_async", lambda args, task_id, **options: sent.extend(args[0])
-    )
+    monkeypatch.setattr("apps.library.enqueue.index_files", lambda file_ids, task_id, **options: sent.extend(file_ids))
     with django_capture_on_commit_callbacks(execute=True):
         log = folder_sync(folder_id=folder.pk)
     assert log is not None and (log.mode, log.added, log.modified, log.deleted, log.moved) == ("full", 1, 1, 0, 0)
@@ -141,7 +139,7 @@ def test_due_folders_are_those_past_their_interval_with_a_sync_function(
     make("reauth", status="needs_reauth")
     make("drive", source="drive") if "drive" not in SYNCERS else None
     sent = []
-    monkeypatch.setattr("workers.sync.sync_folder.delay", sent.append)
+    monkeypatch.setattr("apps.library.enqueue.sync_folder", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         due = folders_sync_due_enqueue(now=now)
     assert sorted(due) == sorted(sent) == sorted([never.pk, overdue.pk])

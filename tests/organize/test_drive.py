@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.library.indexing import folder_index
 from apps.library.models import Chunk, File, Folder
 from apps.library.sources import source_for
 from apps.library.sync import folder_sync
 from apps.organize.guideline import guideline_line_append, guideline_read
 from apps.organize.services import file_suggest, suggestion_create
+from emulators.drive.state import DriveState
 
 pytestmark = pytest.mark.django_db
 

@@ -4,36 +4,24 @@ and in the index (same chunks); undo puts it back; a rejected suggestion does no
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import TypeVar
-
 import pytest
 
 from apps.library.models import Chunk, File
 from apps.organize.models import OrganizationSuggestion
 from tests.support.sample_folder import copy_sample, drop
+from tests.support.waiting import wait_for
 from workers.organize import suggest_organization
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-T = TypeVar("T")
 DROPPED = "inbox/1099-INT_2024.txt"
+# The worker chain (sync, index, OCR, suggest) on a busy machine.
+WAIT_SECONDS = 90
 FORM_1099 = (
     "Form 1099-INT Interest Income 2024\n\nPayer: Harbor Savings Bank\nRecipient: Alex Morgan\n"
     "Box 1 Interest income: 412.10\nBox 4 Federal income tax withheld: 0.00\n"
     "Keep this form with your tax return.\n"
 )
-
-
-def wait_for(check: Callable[[], T], *, timeout: float = 90, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what or check}")
 
 
 def chunk_ids(file_id: int) -> list[int]:
@@ -48,6 +36,7 @@ def test_drop_suggest_accept_undo_and_reject_through_the_worker(celery_worker_pr
     initial = wait_for(
         lambda: OrganizationSuggestion.objects.filter(folder_id=folder_id).count() == 4,
         what="suggestions for the sample's four inbox files (the receipt photo is read by OCR)",
+        timeout=WAIT_SECONDS,
     )
     assert initial
 
@@ -56,6 +45,7 @@ def test_drop_suggest_accept_undo_and_reject_through_the_worker(celery_worker_pr
     suggestion = wait_for(
         lambda: OrganizationSuggestion.objects.filter(folder_id=folder_id, source_path=DROPPED).first(),
         what="a suggestion for the dropped file",
+        timeout=WAIT_SECONDS,
     )
 
     assert suggestion.status == "pending" and suggestion.target_folder == "taxes/"
@@ -92,6 +82,7 @@ def test_drop_suggest_accept_undo_and_reject_through_the_worker(celery_worker_pr
             .exists()
         ),
         what="the changed invoice re-indexed",
+        timeout=WAIT_SECONDS,
     )
     outcome = suggest_organization.apply_async(args=[invoice.file_id]).get(timeout=60)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from apps.connectors.drive.emulator_state import DriveState, web_view_link
 from apps.connectors.drive.entries import WEB_VIEW_LINK
 from apps.library.models import File, Folder
+from emulators.drive.state import DriveState, web_view_link
 
 
 def drive_file(

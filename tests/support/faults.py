@@ -17,8 +17,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,6 @@ import psycopg
 import redis
 from psycopg.sql import SQL, Identifier, Literal
 
-from apps.connectors.drive.emulator_state import DriveState
 from apps.core.embedded_services import (
     POSTGRES_MAJOR,
     _redis_alive,
@@ -40,29 +38,12 @@ from apps.core.embedded_services import (
     valkey_server_binary,
 )
 from apps.core.events import TERMINAL_TYPES
+from emulators.drive.state import DriveState
 from tests.support.servers import BASE_DIR, free_port
 from tests.support.sse_client import Received, parse_sse
+from tests.support.waiting import wait_for
 
 HOLD_TIMEOUT = 120
-
-
-def wait_for(
-    condition: Callable[[], object],
-    *,
-    what: str,
-    timeout: float = 60,
-    interval: float = 0.05,
-    process: subprocess.Popen[bytes] | None = None,
-) -> None:
-    """Poll until `condition` holds; fail at once if `process`, which should bring it about, has exited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"process exited while waiting for {what}")
-        if condition():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def kill_hard(process: subprocess.Popen[bytes]) -> None:

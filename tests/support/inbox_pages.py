@@ -29,7 +29,7 @@ def indexed_local_folder(
         (root / path).write_text(text)
     folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name=name)
     # Suggestions come from the tests, not from the digest hook's task.
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder_index(folder_id=folder.pk, inline=True)
     try:
         yield folder, root

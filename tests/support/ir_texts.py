@@ -1,6 +1,6 @@
 """Held-out text for the embedder tests: CISI's abstracts (``../shared/data/cisi``) cut by the project's chunker.
 
-The same chunks bench/embedder_speed.py measures (fields T, A, W, K of each ``.I`` record, in file order).
+The same chunks bench/search/embedder_speed.py measures (fields T, A, W, K of each ``.I`` record, in file order).
 """
 
 from __future__ import annotations

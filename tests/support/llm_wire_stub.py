@@ -4,6 +4,10 @@ Point the SDKs at it (`openai_base_url`, `anthropic_base_url`), queue what it sh
 order, whichever API asks (`reply_text`, `reply_tool_calls`, `fail`, `cut_stream`), then assert on
 `requests`: every body it received, parsed. Both plain JSON and `stream: true` SSE are served.
 
+Given a `dialect` (`tests.support.llm_wire_dialects`), the OpenAI side answers as that local
+server does (Ollama, llama-server, vLLM): its refusals, where its usage goes, how its tool calls
+come. Without one it answers as OpenAI does.
+
 Given `count_tokens`, the Anthropic side bills prompt caching as Anthropic does: the request's
 prefix (tools, then system, then messages) up to each `cache_control` breakpoint, when it reaches
 `cache_min_tokens`, is written to the stub's cache the first time it is seen
@@ -27,6 +31,7 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from tests.support.llm_wire_dialects import Dialect, DialectFormat
 from tests.support.llm_wire_replies import (
     AnthropicFormat,
     OpenAIFormat,
@@ -58,8 +63,10 @@ class LLMWireStub:
         host: str = "127.0.0.1",
         count_tokens: Callable[[str], int] | None = None,
         cache_min_tokens: int = 1024,
+        dialect: Dialect | None = None,
     ) -> None:
         self.host = host
+        self.dialect = dialect
         self.count_tokens = count_tokens
         self.cache_min_tokens = cache_min_tokens
         self._cached_prefixes: set[str] = set()
@@ -217,8 +224,17 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
             self._json(404, {"error": {"message": f"stub has no route {self.path}"}})
             return
+        dialect = self.wire_stub.dialect if self.path == OPENAI_PATH else None
+        refusal = dialect.refusal(body) if dialect is not None else None
+        if refusal is not None:  # refused before any scripted reply is used
+            with self.wire_stub._lock:
+                self.wire_stub.requests.append(request)
+            self._json(*refusal)
+            return
         step = self.wire_stub._next(request)
-        api = OpenAIFormat() if self.path == OPENAI_PATH else AnthropicFormat()
+        api: OpenAIFormat | AnthropicFormat = AnthropicFormat()
+        if self.path == OPENAI_PATH:
+            api = DialectFormat(dialect, body) if dialect is not None else OpenAIFormat()
         try:
             if step is None:
                 self._json(500, api.error(500, "api_error", "llm wire stub: no scripted reply left"))

@@ -20,8 +20,8 @@ import psycopg
 import redis
 
 from apps.core.embedded_services import pg_ctl, pg_user, postgres_bin_dir, valkey_server_binary
-from tests.support.faults import wait_for
 from tests.support.servers import free_port
+from tests.support.waiting import wait_for
 
 ROLE = "folderchat"
 DATABASE = "folderchat"

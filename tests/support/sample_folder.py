@@ -36,8 +36,8 @@ class Sample:
 def queued_suggestions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """File ids the digest-complete hook queued; syncs (queued by saved notes) are dropped."""
     sent: list[int] = []
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", sent.append)
-    monkeypatch.setattr("workers.sync.sync_folder.delay", lambda folder_id: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", sent.append)
+    monkeypatch.setattr("apps.library.enqueue.sync_folder", lambda folder_id: None)
     return sent
 
 

@@ -20,6 +20,8 @@ from urllib.parse import quote
 
 import httpx
 
+from tests.support.waiting import wait_for
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 60
 
@@ -118,14 +120,11 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def wait_until_ready(ready: Callable[[], bool], *, process: subprocess.Popen[bytes], log_path: Path, what: str) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{what} exited early:\n{log_path.read_text()[-3000:]}")
-        if ready():
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"{what} not ready after {READY_TIMEOUT}s:\n{log_path.read_text()[-3000:]}")
+    """Until ``ready()``; a process that exits first, or is not ready in time, fails with its log's end."""
+    try:
+        wait_for(ready, what=f"{what} to be ready", timeout=READY_TIMEOUT, interval=0.2, process=process)
+    except AssertionError as exc:
+        raise RuntimeError(f"{exc}:\n{log_path.read_text()[-3000:]}") from None
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Recordings with known words for the audio tests and bench/transcription_wer.py: espeak-ng
+"""Recordings with known words for the audio tests and bench/ingest/transcription_wer.py: espeak-ng
 (Debian's, `make espeak`) reads sentences aloud with silence around them, and ffmpeg turns the wav
 into the other formats a phone or a recorder writes."""
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# Of espeak-ng's voices, the one PocketSphinx's model hears best (bench/transcription_wer.py).
+# Of espeak-ng's voices, the one PocketSphinx's model hears best (bench/ingest/transcription_wer.py).
 VOICE = "en-us+f2"
 # Each format as its usual application writes it: m4a is AAC, ogg Vorbis.
 FORMATS = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from apps.core.tracing import tracing_configure
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture
@@ -95,13 +95,13 @@ class OTLPCollector:
                     )
 
     def wait_for(self, matches: Callable[[ExportedSpan], bool], *, timeout: float = 60.0) -> ExportedSpan:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [span for span in self.spans if matches(span)]
-            if found:
-                return found[0]
-            time.sleep(0.1)
-        raise AssertionError(f"no such span exported; got {[span.name for span in self.spans]}")
+        try:
+            found = wait_for(
+                lambda: [span for span in self.spans if matches(span)], what="the span", timeout=timeout, interval=0.1
+            )
+        except AssertionError:
+            raise AssertionError(f"no such span exported; got {[span.name for span in self.spans]}") from None
+        return found[0]
 
     def close(self) -> None:
         self._http.shutdown()

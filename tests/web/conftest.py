@@ -16,9 +16,10 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from apps.connectors.drive.emulator import DriveEmulator
+from apps.core.queues import ALL_QUEUES
 from apps.library.indexing import folder_index
 from apps.library.models import File, Folder
+from emulators.drive.server import DriveEmulator
 from tests.support.chat_library import add_file as add_chat_file
 from tests.support.fixtures import worker_model  # noqa: F401  (a fixture)
 from tests.support.servers import (
@@ -29,7 +30,6 @@ from tests.support.servers import (
     start_uvicorn,
     test_database_env,
 )
-from workers.queues import ALL_QUEUES
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags chromium keeps calling Google services, which on a
@@ -155,9 +155,13 @@ def page(browser: Browser, web_server: RunningServer) -> Iterator[Page]:
 
 
 @contextmanager
-def new_page(browser: Browser, server: RunningServer, *, height: int) -> Iterator[Page]:
-    """A page in a fresh context (no cookies) on the server; actions and expectations wait up to 15 s."""
-    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": height})
+def new_page(browser: Browser, server: RunningServer, *, height: int, locale: str = "en-US") -> Iterator[Page]:
+    """A page in a fresh context (no cookies) on the server; actions and expectations wait up to 15 s.
+
+    The browser asks for English (its Accept-Language and navigator.language) unless told otherwise:
+    the suite reads English words, whatever the machine's own locale.
+    """
+    context = browser.new_context(base_url=server.url, viewport={"width": 1280, "height": height}, locale=locale)
     context.set_default_timeout(15_000)
     expect.set_options(timeout=15_000)
     try:
@@ -200,7 +204,7 @@ def home_notes(user, monkeypatch) -> Iterator[Folder]:
     (path / "boiler.md").write_text("# Boiler\n\nThe boiler was serviced in October by Heatwise.\n")
     (path / "car.txt").write_text("Renew the car insurance before the end of May.\n")
     folder = Folder.objects.create(owner=user, source="local", external_id=str(path), name="Home notes")
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder_index(folder_id=folder.pk, inline=True)
     yield folder
     shutil.rmtree(path, ignore_errors=True)

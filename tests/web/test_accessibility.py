@@ -21,6 +21,7 @@ from apps.library.members import invitation_create
 from apps.library.models import File, Folder
 from apps.organize.services import suggestion_create
 from tests.support.browser import log_in
+from tests.support.questions import INSURANCE_QUESTION
 from tests.support.servers import RunningServer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
@@ -39,7 +40,6 @@ SCREENS: dict[str, tuple[ViewportSize, Literal["light", "dark"]]] = {
     "1280-light": ({"width": 1280, "height": 860}, "light"),
     "390-dark": ({"width": 390, "height": 844}, "dark"),
 }
-QUESTION = "When does the home insurance renew, and is water damage covered?"
 
 
 def blocking_violations(page: Page, name: str) -> list[str]:
@@ -85,7 +85,7 @@ def test_every_page_has_no_serious_or_critical_axe_violation(
     Conversation.objects.create(owner=user, folder=folder, title="Pancakes for twelve", last_activity_at=timezone.now())
     kept = Conversation.objects.create(owner=user, folder=None, title="Boiler service", last_activity_at=timezone.now())
     viewport, scheme = screen
-    context = browser.new_context(base_url=web_server.url, viewport=viewport, color_scheme=scheme)
+    context = browser.new_context(base_url=web_server.url, viewport=viewport, color_scheme=scheme, locale="en-US")
     context.set_default_timeout(15_000)
     expect.set_options(timeout=15_000)
     page = context.new_page()
@@ -117,7 +117,7 @@ def test_every_page_has_no_serious_or_critical_axe_violation(
             expect(page.get_by_role("link", name="Pancakes for twelve")).to_be_visible()
             check("chat, conversations open")
             page.keyboard.press("Escape")
-        page.get_by_label("Your question").fill(QUESTION)
+        page.get_by_label("Your question").fill(INSURANCE_QUESTION)
         page.get_by_role("switch", name=re.compile("^Agent mode")).check()
         page.get_by_role("button", name="Send").click()
         expect(page.locator("#run-status")).to_have_text("Answer ready.", timeout=30_000)

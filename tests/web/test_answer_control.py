@@ -12,11 +12,11 @@ from playwright.sync_api import Page, Route, expect
 from apps.chat.models import AgentRun, Conversation, Message, MessageFeedback, RunStatus
 from tests.support.browser import log_in
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
+from tests.support.questions import INSURANCE_QUESTION
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 W2_QUESTION = "How much federal income tax was withheld on the 2024 W-2?"
-INSURANCE_QUESTION = "When does the home insurance renew, and is water damage covered?"
 # Eighty words at about seven a second: over ten seconds of streaming unless stopped.
 WORDS = [f"word{index}" for index in range(80)]
 

@@ -19,7 +19,7 @@ SECRET_SHAPE = re.compile(r"^fc_\S{40,}$")
 
 def test_a_token_is_made_shown_once_and_revoked(page: Page, folder: Folder) -> None:
     log_in(page)
-    page.get_by_role("link", name="alice: API tokens").click()
+    page.get_by_role("link", name="alice: language and API tokens").click()
     expect(page.get_by_role("heading", name="API tokens")).to_be_visible()
     expect(page.get_by_text("No tokens yet.")).to_be_visible()
 

@@ -10,11 +10,11 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import SCREENSHOTS, log_in
 from tests.support.llm_wire_stub import LLMWireStub, StubToolCall
+from tests.support.questions import INSURANCE_QUESTION
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 W2_QUESTION = "How much federal income tax was withheld on the 2024 W-2?"
-INSURANCE_QUESTION = "When does the home insurance renew, and is water damage covered?"
 
 # Set once the answer has text while it is still marked as streaming, i.e. before `message`.
 WATCH_STREAMING = """

@@ -10,10 +10,10 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import SCREENSHOTS, log_in
 from tests.support.images import jpeg, photo, receipt_image
+from tests.support.questions import RECEIPT_QUESTION
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
-QUESTION = "What was the total on this receipt?"
 LOADED = "image => image.complete && image.naturalWidth > 0"
 
 
@@ -29,7 +29,7 @@ def test_a_question_with_a_receipt_photo_is_answered_citing_the_image(
 
     # Not a picture, whatever its name says: the server's reason is shown and nothing is asked.
     attach.set_input_files({"name": "notes.png", "mimeType": "image/png", "buffer": b"shopping list: milk, eggs\n"})
-    page.get_by_label("Your question").fill(QUESTION)
+    page.get_by_label("Your question").fill(RECEIPT_QUESTION)
     page.get_by_label("Your question").press("Enter")
     expect(page.locator("#run-status")).to_have_text(
         "notes.png is not a picture in a known format; attach PNG, JPEG, WebP, GIF or HEIC images."
@@ -43,7 +43,7 @@ def test_a_question_with_a_receipt_photo_is_answered_citing_the_image(
     page.get_by_label("Your question").press("Enter")
 
     asked = page.locator(".message-user")
-    expect(asked).to_contain_text(QUESTION)
+    expect(asked).to_contain_text(RECEIPT_QUESTION)
     expect(asked.get_by_role("img", name="receipt.jpg")).to_be_visible()
     expect(chosen).to_be_hidden()  # the composer starts empty again
     expect(page.locator("#run-status")).to_have_text("Answer ready.", timeout=30_000)

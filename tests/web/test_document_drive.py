@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.library.models import File, Folder
+from emulators.drive.server import DriveEmulator
 from tests.support.browser import log_in
 from tests.support.drive_content import drive_file
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.connectors.models import DriveCredential
 from apps.library.models import Folder
+from emulators.drive.server import DriveEmulator
 from tests.support.browser import SCREENSHOTS, log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -16,9 +16,9 @@ from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from apps.connectors.drive.emulator import DriveEmulator
 from apps.library.members import invitation_create
 from apps.library.models import Folder, FolderMembership
+from emulators.drive.server import DriveEmulator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -30,7 +30,7 @@ def household(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     (root / "inbox" / "w2-2024.txt").write_text("Form W-2 for 2024: federal income tax withheld 12,300 dollars.\n")
     folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Household")
     # Suggestions come from this test, not from the digest hook's task.
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder_index(folder_id=folder.pk, inline=True)
     yield folder, root
     shutil.rmtree(root, ignore_errors=True)

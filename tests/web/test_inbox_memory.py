@@ -35,7 +35,7 @@ def sample_copy(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     shutil.copytree(SAMPLE, root)
     for month in MONTHS:
         (root / "inbox" / f"payslip-{month}.txt").write_text(PAYSLIP.format(month=month))
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Sample")
     folder_index(folder_id=folder.pk, inline=True)
     # Low enough that the worker's suggestions are shown whatever the hash embedder scores.

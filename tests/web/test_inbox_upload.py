@@ -33,7 +33,7 @@ def organized(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     root = BASE_DIR / "var" / "folders" / f"web-upload-{uuid.uuid4().hex[:8]}"
     shutil.copytree(SAMPLE, root, ignore=lambda directory, names: names if directory.endswith("inbox") else [])
     folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Household")
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder_index(folder_id=folder.pk, inline=True)
     yield folder, root
     shutil.rmtree(root, ignore_errors=True)

@@ -82,7 +82,7 @@ def test_a_refusal_is_a_friendly_page(user) -> None:
 def test_the_server_runs_with_debug_off_and_serves_static_files(web_server: RunningServer) -> None:
     missing = httpx.get(f"{web_server.url}/no/such/page", headers={"Accept": "text/html"})
     assert missing.status_code == 404 and "Page not found" in missing.text and "URLconf" not in missing.text
-    stylesheet = httpx.get(f"{web_server.url}/static/web/css/app.css")
+    stylesheet = httpx.get(f"{web_server.url}/static/web/css/base.css")
     assert stylesheet.status_code == 200 and stylesheet.headers["content-type"].startswith("text/css")
 
 

@@ -30,7 +30,7 @@ def household(user, monkeypatch) -> Iterator[tuple[Folder, Path]]:
     (root / "housing").mkdir()
     (root / "inbox" / "lease-renewal.txt").write_text("The lease of the flat renews on June 1; rent rises to 1,450.\n")
     folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="Household")
-    monkeypatch.setattr("workers.organize.suggest_organization.delay", lambda *args: None)
+    monkeypatch.setattr("apps.organize.enqueue.suggest_organization", lambda *args: None)
     folder_index(folder_id=folder.pk, inline=True)
     yield folder, root
     shutil.rmtree(root, ignore_errors=True)

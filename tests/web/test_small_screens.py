@@ -45,7 +45,9 @@ TAB_STOPS = """() => [...document.querySelectorAll(
 
 @pytest.fixture
 def phone(browser: Browser, web_server: RunningServer) -> Iterator[Page]:
-    context = browser.new_context(base_url=web_server.url, viewport=PHONE, is_mobile=True, has_touch=True)
+    context = browser.new_context(
+        base_url=web_server.url, viewport=PHONE, is_mobile=True, has_touch=True, locale="en-US"
+    )
     context.set_default_timeout(15_000)
     try:
         yield context.new_page()
@@ -177,7 +179,7 @@ def assert_tab_reaches_every_control(page: Page, name: str) -> None:
 def test_tab_reaches_every_control_of_every_page_and_shows_focus(
     browser: Browser, web_server: RunningServer, library: Folder, viewport: dict[str, int]
 ) -> None:
-    context = browser.new_context(base_url=web_server.url, viewport=viewport)
+    context = browser.new_context(base_url=web_server.url, viewport=viewport, locale="en-US")
     context.set_default_timeout(15_000)
     try:
         page = context.new_page()

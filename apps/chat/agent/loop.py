@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 
+from django.utils import translation
+
 from apps.chat.agent.context import AgentContext
 from apps.chat.agent.execution import ToolExecutor
 from apps.chat.agent.gathered import gathered_answer
@@ -158,7 +160,7 @@ class _AgentLoop:
             kind = failure_kind(exc)
             logger.warning("run %s: agent model failed (%s): %s", self.tool_context.run_id, kind, redact(repr(exc)))
             self.text.retract()
-            raise self._fallback(REASONS[kind], model_failure=kind) from exc
+            raise self._fallback(str(REASONS[kind]), model_failure=kind) from exc
         except Exception as exc:  # whatever broke, the question still gets an answer
             if self.text.emitted:
                 progress_attach(exc, self._progress(finish=None))
@@ -240,16 +242,22 @@ class _AgentLoop:
         if until - time.monotonic() <= 0:
             raise self._out_of_time()
         turn = self.text.begin_turn()
+        # Django keeps the active language per thread, not in the context: the offline answerer's
+        # sentences are written on the call's thread, in the run's language too.
+        language = translation.get_language()
+
+        def complete() -> LLMResponse:
+            with translation.override(language):
+                return self.llm.complete(
+                    messages=list(messages),
+                    tools=tools,
+                    system=system,
+                    on_text=lambda delta: self.text.on_text(delta, turn=turn),
+                )
+
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-llm")
         # In a copy of this thread's context: the call is metered for the run (`usage_context`).
-        future = pool.submit(
-            contextvars.copy_context().run,
-            self.llm.complete,
-            messages=list(messages),
-            tools=tools,
-            system=system,
-            on_text=lambda delta: self.text.on_text(delta, turn=turn),
-        )
+        future = pool.submit(contextvars.copy_context().run, complete)
         pool.shutdown(wait=False)
         self.llm_calls += 1
         try:
@@ -319,12 +327,13 @@ class _AgentLoop:
         if not text.strip():
             raise self._fallback("the model gave no final answer")
         notes = {
-            Finish.ITERATION_LIMIT: ITERATION_LIMIT_NOTE.format(limit=self.limits.max_iterations),
-            Finish.TIMEOUT: TIMEOUT_NOTE.format(limit=self.limits.total_timeout_seconds),
+            Finish.ITERATION_LIMIT: ITERATION_LIMIT_NOTE % {"limit": self.limits.max_iterations},
+            Finish.TIMEOUT: TIMEOUT_NOTE % {"limit": f"{self.limits.total_timeout_seconds:g}"},
         }
         if finish in notes:
-            self.text.on_text(TextDelta(text=notes[finish]))
-            text += notes[finish]
+            note = f"\n\n{notes[finish]}"
+            self.text.on_text(TextDelta(text=note))
+            text += note
         self.events.flush_text()
         return self._outcome(text, finish, also=also)
 

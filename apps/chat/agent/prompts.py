@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from django.utils.translation import gettext_lazy
+
 from apps.llm.sources import SourceLike, build_user_prompt, format_sources
 from apps.llm.types import ToolSpec
 
@@ -47,11 +49,14 @@ REWRITE_SYSTEM_PROMPT = """\
 You rewrite search queries for a search over a user's files (keyword and semantic). Reply with \
 the rewritten query only, on one line: no quotes, no explanation."""
 
-ITERATION_LIMIT_NOTE = (
-    "\n\n(I reached the research step limit ({limit}), so this answer is based on what I found until then.)"
+# Said to the asker under an answer cut short, in their language (the run's).
+ITERATION_LIMIT_NOTE = gettext_lazy(
+    "(I reached the research step limit (%(limit)s), so this answer is based on what I found until then.)"
 )
 
-TIMEOUT_NOTE = "\n\n(I ran out of research time ({limit:g} s), so this answer is based on what I found until then.)"
+TIMEOUT_NOTE = gettext_lazy(
+    "(I ran out of research time (%(limit)s s), so this answer is based on what I found until then.)"
+)
 
 
 def loop_system_prompt(*, base: str, max_iterations: int, tools: Sequence[ToolSpec]) -> str:

@@ -1,4 +1,4 @@
-"""The files page at 100,000 files (bench/files_page.py): its sort orders (size, chunks, name in any
+"""The files page at 100,000 files (bench/ops/files_page.py): its sort orders (size, chunks, name in any
 case, newest first with missing times last) and its filter by directory (a path prefix, which the
 (folder, path) index cannot serve under a non-"C" collation). Built CONCURRENTLY, so the migration is non-atomic and a large
 library_file table stays writable while they build."""

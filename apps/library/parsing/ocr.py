@@ -4,7 +4,7 @@ Each recognition is a ``tesseract`` subprocess: a crash or a hang on a hostile i
 process only, and the time budget kills it. Orientation: the first pass lets Tesseract's own
 orientation detection (OSD, page segmentation mode 1) turn the page; when that reads little with
 confidence (too few characters for OSD, a sideways phone photo), the three other quarter turns
-are tried and the most confident reading is kept. ``bench/ocr_quality.py`` measures this
+are tried and the most confident reading is kept. ``bench/ingest/ocr_quality.py`` measures this
 against RapidOCR on the same images.
 """
 

@@ -4,7 +4,7 @@ the real SDK (``verbose_json`` segments), metered like every other OpenAI call.
 
 PocketSphinx decodes each stretch of speech its voice activity detector finds as one utterance
 and reports every word's start; the words become lines of at most ``LINE_SECONDS``, each with its
-start time. ``bench/transcription_wer.py`` measures its word error rate and speed.
+start time. ``bench/ingest/transcription_wer.py`` measures its word error rate and speed.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ LINE_SECONDS = 15.0
 # does), leaving the rest to embed the transcript.
 TRANSCRIPTION_SHARE_OF_FILE_BUDGET = 2 / 3
 # Seconds of recording PocketSphinx transcribes per second on one core of this project's machines
-# (bench/transcription_wer.py prints it: 1.5 for clean speech on a busy 2-core AMD EPYC; noisy
+# (bench/ingest/transcription_wer.py prints it: 1.5 for clean speech on a busy 2-core AMD EPYC; noisy
 # speech is slower, and the budget check stops a recording that overruns).
 LOCAL_AUDIO_SECONDS_PER_SECOND = 1.5
 # OpenAI takes files up to 25 MB: what fits at the upload's Opus bitrate, less a margin for the container.

@@ -3,7 +3,7 @@
 With the defaults a chunk row (embedding 1.5 kB, tsvector ~1.3 kB, text ~1.2 kB) exceeds 2 kB and
 PostgreSQL moves the embedding (storage EXTERNAL) and usually the tsvector out of line, so every
 row an exact folder scan or the BM25 ranking reads costs a TOAST index lookup. Measured on 20k
-synthetic chunks (bench/search_speed.py data): exact distance scan 144 -> 32 ms, tsvector match
+synthetic chunks (bench/search/search_speed.py data): exact distance scan 144 -> 32 ms, tsvector match
 130 -> 28 ms. Search reads the text of the k results only, so the text is what should move out.
 
 Only the catalog changes (no table rewrite); rows written before keep their layout until

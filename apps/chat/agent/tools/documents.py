@@ -3,6 +3,8 @@
 A block is one indexed chunk, in document order, with its location; its `block_id` is the chunk
 id, so a block already seen in search results keeps the number it had there. A document longer
 than the read budget shows the blocks that best match the focus query (the question by default).
+Every tool that reads one document is made by `document_reader_tool` (the inbox's query agent
+names files by id or path with it), so all read alike.
 """
 
 from __future__ import annotations
@@ -35,13 +37,33 @@ MAX_BLOCKS_SCANNED = 2000
 _FOCUS_DESCRIPTION = "Optional: what to look for, when the document is long. Defaults to the question."
 
 
-class ReadDocumentInput(ToolInput):
+class DocumentRef(ToolInput):
+    """The arguments of a tool that reads one document: which file they name, and what to look for."""
+
+    def file_id_in(self, folder_id: int) -> int | None:
+        """The id of the file named, within the folder; None when there is none."""
+        raise NotImplementedError
+
+    def focus(self) -> str | None:
+        return None
+
+
+class ReadDocumentInput(DocumentRef):
     doc_id: int = Field(description="The file_id of a document from earlier results.")
     focus_query: str | None = Field(default=None, max_length=1000, description=_FOCUS_DESCRIPTION)
 
+    def file_id_in(self, folder_id: int) -> int | None:
+        return self.doc_id
 
-class GetFileInput(ToolInput):
+    def focus(self) -> str | None:
+        return self.focus_query
+
+
+class GetFileInput(DocumentRef):
     file_id: int = Field(description="The file_id of a document from earlier results.")
+
+    def file_id_in(self, folder_id: int) -> int | None:
+        return self.file_id
 
 
 class ReadMultipleDocumentsInput(ToolInput):
@@ -49,12 +71,28 @@ class ReadMultipleDocumentsInput(ToolInput):
     focus_query: str | None = Field(default=None, max_length=1000, description=_FOCUS_DESCRIPTION)
 
 
-def read_document(arguments: ReadDocumentInput, context: ToolContext) -> ToolOutput:
-    return _read_one(file_id=arguments.doc_id, focus=arguments.focus_query, context=context)
+def document_read(arguments: DocumentRef, context: ToolContext) -> ToolOutput:
+    file_id = arguments.file_id_in(context.folder_id)
+    file = folder_file_get(folder_id=context.folder_id, file_id=file_id) if file_id is not None else None
+    if file is None:
+        return ToolOutput.error(NOT_FOUND)
+    document = _document(file=file, focus=arguments.focus(), budget=READ_MAX_TOKENS, context=context)
+    return ToolOutput(
+        data={**document, "notice": DATA_NOTICE},
+        summary=f"{file.path}: {len(document['blocks'])} of {document['total_blocks']} blocks",
+    )
 
 
-def get_file(arguments: GetFileInput, context: ToolContext) -> ToolOutput:
-    return _read_one(file_id=arguments.file_id, focus=None, context=context)
+def document_reader_tool(*, name: str, description: str, input_model: type[DocumentRef]) -> Tool:
+    """A tool reading the one document its arguments name, as citable blocks."""
+    return pydantic_tool(
+        name=name,
+        description=description,
+        input_model=input_model,
+        run=document_read,
+        phase="reading_file",
+        kind=ToolKind.READ,
+    )
 
 
 def read_multiple_documents(arguments: ReadMultipleDocumentsInput, context: ToolContext) -> ToolOutput:
@@ -70,17 +108,6 @@ def read_multiple_documents(arguments: ReadMultipleDocumentsInput, context: Tool
     return ToolOutput(
         data={"documents": documents, "notice": DATA_NOTICE},
         summary=f"read {len(files)} of {len(file_ids)} documents",
-    )
-
-
-def _read_one(*, file_id: int, focus: str | None, context: ToolContext) -> ToolOutput:
-    file = folder_file_get(folder_id=context.folder_id, file_id=file_id)
-    if file is None:
-        return ToolOutput.error(NOT_FOUND)
-    document = _document(file=file, focus=focus, budget=READ_MAX_TOKENS, context=context)
-    return ToolOutput(
-        data={**document, "notice": DATA_NOTICE},
-        summary=f"{file.path}: {len(document['blocks'])} of {document['total_blocks']} blocks",
     )
 
 
@@ -133,25 +160,15 @@ def _choose(blocks: list[Block], *, focus: str, budget: int) -> list[Block]:
 
 
 DOCUMENT_TOOLS: tuple[Tool, ...] = (
-    pydantic_tool(
+    document_reader_tool(
         name="read_document",
         description=(
             "Read one document as numbered, citable blocks (block_id, location, text) when search "
             "passages are not enough. Long documents show the blocks matching focus_query."
         ),
         input_model=ReadDocumentInput,
-        run=read_document,
-        phase="reading_file",
-        kind=ToolKind.READ,
     ),
-    pydantic_tool(
-        name="get_file",
-        description="Same as read_document, by file_id.",
-        input_model=GetFileInput,
-        run=get_file,
-        phase="reading_file",
-        kind=ToolKind.READ,
-    ),
+    document_reader_tool(name="get_file", description="Same as read_document, by file_id.", input_model=GetFileInput),
     pydantic_tool(
         name="read_multiple_documents",
         description="Read up to 5 documents at once (e.g. to compare them); each as citable blocks.",

@@ -7,7 +7,7 @@ or answers with no usable order: the searches' own order, by the hybrid's rank-f
 compare across searches, so the passages of several searches merge; ties keep the order found),
 then the passages read in full (no score) by cosine similarity to the question in the embedding
 model's space. Cosine as the order lost to the search order on both search-quality collections,
-and so did an RRF of the two, and cosine breaking score ties was noise (bench/rerank_quality.py):
+and so did an RRF of the two, and cosine breaking score ties was noise (bench/search/rerank_quality.py):
 the hybrid already holds this embedding's view. Either way the result is the gathered passages'
 numbers, best first, so the model can read or cite the best, and the documents, each scored by its
 best passage. Neither way yields a calibrated relevance, so a score is the place in this ranking:
@@ -173,7 +173,7 @@ def offline_order(query: str, candidates: Sequence[NumberedPassage]) -> list[int
 
 
 def embedding_order(query: str, candidates: Sequence[NumberedPassage]) -> list[int]:
-    """By cosine similarity alone (what the offline rerank was; bench/rerank_quality.py compares)."""
+    """By cosine similarity alone (what the offline rerank was; bench/search/rerank_quality.py compares)."""
     cosines = _cosines(query, candidates)
     return [candidates[index].n for index in sorted(range(len(candidates)), key=lambda index: -cosines[index])]
 

@@ -14,11 +14,8 @@ from apps.chat.agent.registry import (
     ToolOutput,
     pydantic_tool,
 )
-from apps.chat.summaries import document_summary_get
+from apps.chat.summaries import document_summary_or_digest
 from apps.library.selectors import folder_file_get
-from apps.llm.base import LLMError
-from apps.llm.factory import get_model
-from apps.llm.failures import failure_reason
 
 
 class DocumentSummaryInput(ToolInput):
@@ -29,13 +26,7 @@ def get_document_summary(arguments: DocumentSummaryInput, context: ToolContext) 
     file = folder_file_get(folder_id=context.folder_id, file_id=arguments.doc_id)
     if file is None:
         return ToolOutput.error(NOT_FOUND)
-    try:
-        summary = document_summary_get(file=file, llm=get_model("answer"))
-    except LLMError as exc:
-        summary = document_summary_get(file=file, llm=None)
-        method = f"digest (model failed: {failure_reason(exc)})"  # the exception's text is for the log only
-    else:
-        method = summary.method
+    summary = document_summary_or_digest(file=file)
     if not summary.text:
         return ToolOutput.error(f"{file.path} has no indexed content to summarise (status {file.status})")
     return ToolOutput(
@@ -44,10 +35,10 @@ def get_document_summary(arguments: DocumentSummaryInput, context: ToolContext) 
             "file_name": file.name,
             "path": file.path,
             "summary": summary.text,
-            "method": method,
+            "method": summary.method,
             "notice": DATA_NOTICE,
         },
-        summary=f"{file.path}: summary ({method})",
+        summary=f"{file.path}: summary ({summary.method})",
         usage=summary.usage,
     )
 

@@ -5,11 +5,11 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from workers.beat import BEAT_SCHEDULE
+from apps.core.beat import BEAT_SCHEDULE
 
 
 class Command(BaseCommand):
-    help = "Create or update the periodic tasks of workers/beat.py in django-celery-beat."
+    help = "Create or update the periodic tasks of apps/core/beat.py in django-celery-beat."
 
     def handle(self, *args: Any, **options: Any) -> None:
         for entry in BEAT_SCHEDULE:

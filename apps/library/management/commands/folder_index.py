@@ -6,12 +6,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.core.queue_metrics import queue_consumers
+from apps.core.queues import QueueName
 from apps.library.indexing import FileOutcome, folder_index
 from apps.library.management.commands._render import ProgressLine, summary
 from apps.library.models import Folder, FolderStatus
 from apps.library.progress import FolderReport, folder_report
 from apps.library.services import folder_index_enqueue
-from workers.queues import QueueName
 
 _POLL_SECONDS = 0.5
 _SETTLED = {FolderStatus.READY, FolderStatus.ERROR, FolderStatus.NEEDS_REAUTH}
@@ -69,7 +70,9 @@ class Command(BaseCommand):
         needed = [QueueName.INDEXING_SMALL.value, QueueName.INDEXING.value]
         if settings.INDEX_DEFER_SEARCH_VECTOR:
             needed.append(QueueName.BACKFILL.value)
-        missing = [queue for queue in needed if not _consumers(queue)]
+        # Workers currently consuming each queue (asked over the broker, answers within a second).
+        consumers = queue_consumers(timeout=1.0)
+        missing = [queue for queue in needed if not consumers.get(queue)]
         if missing:
             raise CommandError(
                 f"No running worker consumes the {', '.join(missing)} queue(s), so --wait would wait forever. "
@@ -99,11 +102,3 @@ def _detail(report: FolderReport) -> str:
     if report.open == 0 and report.chunks_without_search_vector:
         return f"(filling {report.chunks_without_search_vector} search vectors)"
     return f"({report.folder.status})"
-
-
-def _consumers(queue: str) -> list[str]:
-    """Workers currently consuming ``queue`` (asks them over the broker, answers within a second)."""
-    from config.celery import app
-
-    replies = app.control.inspect(timeout=1.0).active_queues() or {}
-    return [worker for worker, queues in replies.items() if any(item.get("name") == queue for item in queues)]

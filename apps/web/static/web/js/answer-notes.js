@@ -3,8 +3,9 @@
 import { citationLabel } from "./answer.js";
 import { h } from "./dom.js";
 import { citationHref } from "./citations.js";
+import { gettext } from "./i18n.js";
 
-export const CUT_SHORT = "The answer was cut off at its length limit.";
+export const CUT_SHORT = gettext("The answer was cut off at its length limit.");
 
 // `onContinue(button)` starts the continuation; without it (no chat page) the button is left out.
 export function renderNotes(item, message, onContinue) {
@@ -20,14 +21,14 @@ export function renderNotes(item, message, onContinue) {
     bubble.querySelector(".message-meta").before(
       h(
         "div",
-        { class: "answer-note sources sources-consulted" },
-        h("span", { class: "sources-label" }, "Sources consulted"),
+        { class: "answer-note sources" },
+        h("span", { class: "sources-label" }, gettext("Sources consulted")),
         h("ul", {}, ...consulted.map((citation) => h("li", {}, sourceLink(citation)))),
       ),
     );
   }
   if (metadata.truncated) {
-    const button = h("button", { type: "button", class: "button" }, "Continue");
+    const button = h("button", { type: "button", class: "button" }, gettext("Continue"));
     button.addEventListener("click", () => onContinue(button));
     bubble.querySelector(".message-meta").before(
       h("p", { class: "answer-note message-truncated" }, `${CUT_SHORT} `, onContinue ? button : null),
@@ -42,6 +43,6 @@ function sourceLink(citation) {
     "a",
     { class: removed ? "source-chip source-removed" : "source-chip", href: citationHref(citation) },
     citationLabel(citation),
-    removed ? h("em", {}, " · source removed") : null,
+    removed ? h("em", {}, ` · ${gettext("source removed")}`) : null,
   );
 }

@@ -1,6 +1,7 @@
 // An answer's text as DOM: paragraphs, bullet lists, **bold**, `code`, and [n] citations as links.
 import { citationHref } from "./citations.js";
 import { h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const INLINE = /(\*\*[^*\n]+\*\*|`[^`\n]+`|\[\d+(?:\s*,\s*\d+)*\])/;
 const LIST_ITEM = /^\s*(?:[-*•]|\d+[.)])\s+/;
@@ -43,7 +44,8 @@ function citationLink(n, citation) {
   if (!citation) return `[${n}]`;
   // A removed source still links: its page says the file is gone.
   const removed = Boolean(citation.source_removed);
-  const label = `Source ${n}${removed ? " (removed)" : ""}: ${citationLabel(citation)}`;
+  const template = removed ? gettext("Source %(n)s (removed): %(label)s") : gettext("Source %(n)s: %(label)s");
+  const label = interpolate(template, { n, label: citationLabel(citation) });
   return h(
     "a",
     { class: removed ? "cite cite-removed" : "cite", href: citationHref(citation), "aria-label": label },

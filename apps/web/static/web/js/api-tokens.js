@@ -3,6 +3,7 @@
 import { api, results } from "./api.js";
 import { h } from "./dom.js";
 import { dateTime } from "./format.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const form = document.getElementById("token-form");
 const errorBox = document.getElementById("token-error");
@@ -16,10 +17,17 @@ const folderSelect = document.getElementById("token-folders");
 const folderNames = new Map();
 
 function row(token) {
-  const folders = token.folder_ids ? token.folder_ids.map((id) => folderNames.get(id) ?? `#${id}`).join(", ") : "all";
-  const revoke = h("button", { type: "button", class: "button danger", "aria-label": `Revoke ${token.name}` }, "Revoke");
+  const folders = token.folder_ids
+    ? token.folder_ids.map((id) => folderNames.get(id) ?? `#${id}`).join(", ")
+    : gettext("all");
+  const revoke = h(
+    "button",
+    { type: "button", class: "button danger", "aria-label": interpolate(gettext("Revoke %(name)s"), { name: token.name }) },
+    gettext("Revoke"),
+  );
   revoke.addEventListener("click", async () => {
-    if (!window.confirm(`Revoke "${token.name}"? Programs using it will be refused at once.`)) return;
+    const question = gettext("Revoke “%(name)s”? Programs using it will be refused at once.");
+    if (!window.confirm(interpolate(question, { name: token.name }))) return;
     revoke.disabled = true;
     try {
       await api(`/api/tokens/${token.id}`, { method: "DELETE" });
@@ -37,8 +45,8 @@ function row(token) {
     h("td", {}, token.scopes.join(", ")),
     h("td", {}, folders),
     h("td", {}, dateTime(token.created_at)),
-    h("td", {}, dateTime(token.expires_at) || "never"),
-    h("td", {}, dateTime(token.last_used_at) || "not yet"),
+    h("td", {}, dateTime(token.expires_at) || gettext("never")),
+    h("td", {}, dateTime(token.last_used_at) || gettext("not yet")),
     h("td", {}, revoke),
   );
 }
@@ -87,11 +95,11 @@ form.addEventListener("submit", async (event) => {
 document.getElementById("token-copy").addEventListener("click", async () => {
   try {
     await navigator.clipboard.writeText(secretBox.textContent);
-    copied.textContent = "Copied.";
+    copied.textContent = gettext("Copied.");
   } catch {
     // No clipboard (plain HTTP, a refused permission): select it for the person to copy.
     window.getSelection().selectAllChildren(secretBox);
-    copied.textContent = "Selected: press Ctrl+C (⌘C) to copy.";
+    copied.textContent = gettext("Selected: press Ctrl+C (⌘C) to copy.");
   }
 });
 
@@ -99,5 +107,5 @@ document.getElementById("token-copy").addEventListener("click", async () => {
 loadFolders()
   .then(load)
   .catch((error) => {
-    errorBox.textContent = `Could not load your tokens: ${error.message}`;
+    errorBox.textContent = interpolate(gettext("Could not load your tokens: %(reason)s"), { reason: error.message });
   });

@@ -1,4 +1,5 @@
 // The REST API, called with the session cookie; unsafe methods carry Django's CSRF token.
+import { gettext, interpolate } from "./i18n.js";
 
 export class ApiError extends Error {
   constructor(status, message, body) {
@@ -50,10 +51,11 @@ export function results(data) {
 function errorMessage(status, data) {
   const parts = [];
   const fieldErrors = data?.errors ?? {};
-  if (data?.detail && !(data.detail === "Invalid input." && Object.keys(fieldErrors).length)) parts.push(data.detail);
+  // The generic detail of a refusal that names its fields says nothing the fields do not.
+  if (data?.detail && !(data.detail === gettext("Invalid input.") && Object.keys(fieldErrors).length)) parts.push(data.detail);
   for (const [name, messages] of Object.entries(fieldErrors)) {
     const text = [].concat(messages).join(" ");
     parts.push(name === "non_field_errors" ? text : `${name.replaceAll("_", " ")}: ${text}`);
   }
-  return parts.join(" ") || `The server answered ${status}.`;
+  return parts.join(" ") || interpolate(gettext("The server answered %(status)s."), { status });
 }

@@ -2,6 +2,7 @@
 // `images` with the question's fields, and shown as thumbnails in the question's bubble. The server
 // checks the count, size and type, and its refusal is the status line's message.
 import { h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 export class ImagePicker {
   constructor(input, list) {
@@ -47,7 +48,7 @@ export class ImagePicker {
             {
               type: "button",
               class: "button quiet small",
-              "aria-label": `Remove ${image.name}`,
+              "aria-label": interpolate(gettext("Remove %(name)s"), { name: image.name }),
               onclick: () => {
                 this.chosen = this.chosen.filter((other) => other !== image);
                 this.render();
@@ -66,7 +67,7 @@ export class ImagePicker {
 export function questionImages(images) {
   return h(
     "ul",
-    { class: "question-images", "aria-label": "Attached images" },
+    { class: "question-images", "aria-label": gettext("Attached images") },
     ...images.map((image) => h("li", {}, h("a", { href: image.url, target: "_blank", rel: "noopener" }, thumbnail(image)))),
   );
 }

@@ -2,6 +2,8 @@
 import { ApiError, api, results } from "./api.js";
 import { ImagePicker } from "./chat-images.js";
 import { h, sendOnEnter, statusSetter } from "./dom.js";
+import { phaseLabel } from "./format.js";
+import { gettext, interpolate } from "./i18n.js";
 import { AnswerView, questionItem } from "./message-view.js";
 import { relativeTime } from "./relative-times.js";
 import { followRun } from "./run-stream.js";
@@ -27,17 +29,8 @@ const setStatus = statusSetter(document.getElementById("run-status"));
 const conversationList = document.getElementById("conversation-list");
 const images = new ImagePicker(document.getElementById("images"), document.getElementById("chosen-images"));
 
-const PHASES = {
-  queued: "Waiting for a worker…",
-  reading_images: "Reading the attached images…",
-  searching: "Searching your files…",
-  rewriting: "Rewriting the query…",
-  reading_file: "Reading a document…",
-  working: "Working…",
-  generating: "Writing the answer…",
-  fallback: "Agent mode is unavailable; answering in standard mode…",
-};
-const NOTICE = "The model is unavailable; these are the most relevant passages.";
+const NOTICE = gettext("The model is unavailable; these are the most relevant passages.");
+const FAILED = gettext("The answer failed.");
 
 // The run being answered survives a reload: its id and events URL are kept for this tab.
 const activeRunKey = `folderchat:active-run:${folderId}`;
@@ -106,11 +99,11 @@ async function loadConversations({ evenWhileRenaming = false } = {}) {
   // person's cursor; the edit refreshes the list itself when it ends.
   if (!evenWhileRenaming && conversationList.querySelector(".conversation-rename")) return;
   conversationList.replaceChildren(...conversations.map(conversationItem));
-  if (!conversations.length) conversationList.append(h("li", { class: "muted" }, "No conversations yet."));
+  if (!conversations.length) conversationList.append(h("li", { class: "muted" }, gettext("No conversations yet.")));
 }
 
 function conversationItem(conversation) {
-  const title = conversation.title || `Conversation ${conversation.id}`;
+  const title = conversation.title || interpolate(gettext("Conversation %(id)s"), { id: String(conversation.id) });
   const at = conversation.last_activity_at;
   const link = h(
     "a",
@@ -119,15 +112,15 @@ function conversationItem(conversation) {
     Object.assign(relativeTime(at), { className: "conversation-time" }),
   );
   if (conversation.id === conversationId) link.setAttribute("aria-current", "page");
-  const item = h("li", { class: "conversation" }, link);
-  const action = (name, onclick) =>
-    h("button", { type: "button", class: "button quiet small", "aria-label": `${name} “${title}”`, onclick }, name);
+  const item = h("li", {}, link);
+  const action = (name, label, onclick) =>
+    h("button", { type: "button", class: "button quiet small", "aria-label": interpolate(label, { title }), onclick }, name);
   item.append(
     h(
       "div",
       { class: "conversation-actions" },
-      action("Rename", () => rename(item, conversation, title)),
-      action("Delete", () => remove(conversation, title)),
+      action(gettext("Rename"), gettext("Rename “%(title)s”"), () => rename(item, conversation, title)),
+      action(gettext("Delete"), gettext("Delete “%(title)s”"), () => remove(conversation, title)),
     ),
   );
   return item;
@@ -140,19 +133,19 @@ function rename(item, conversation, title) {
     value: title,
     maxlength: "255",
     required: "",
-    "aria-label": "Conversation title",
+    "aria-label": gettext("Conversation title"),
   });
   const form = h(
     "form",
     { class: "conversation-rename" },
     input,
-    h("button", { type: "submit", class: "button small" }, "Save"),
+    h("button", { type: "submit", class: "button small" }, gettext("Save")),
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
       await api(`/api/conversations/${conversation.id}`, { method: "PATCH", body: { title: input.value.trim() } });
-      setStatus("Conversation renamed.");
+      setStatus(gettext("Conversation renamed."));
     } catch (error) {
       setStatus(error.message, { failed: true });
     }
@@ -168,7 +161,7 @@ function rename(item, conversation, title) {
 }
 
 async function remove(conversation, title) {
-  if (!window.confirm(`Delete “${title}” and its answers? This cannot be undone.`)) return;
+  if (!window.confirm(interpolate(gettext("Delete “%(title)s” and its answers? This cannot be undone."), { title }))) return;
   try {
     await api(`/api/conversations/${conversation.id}`, { method: "DELETE" });
   } catch (error) {
@@ -179,14 +172,14 @@ async function remove(conversation, title) {
     window.location.assign(window.location.pathname); // the open conversation is gone: start a new one
     return;
   }
-  setStatus("Conversation deleted.");
+  setStatus(gettext("Conversation deleted."));
   await loadConversations({ evenWhileRenaming: true });
   document.getElementById("new-conversation").focus();
 }
 
 async function loadConversation(id) {
   const conversation = await api(`/api/conversations/${id}`);
-  if (conversation.folder_id !== folderId) throw new Error("it belongs to another folder");
+  if (conversation.folder_id !== folderId) throw new Error(gettext("it belongs to another folder"));
   for (const message of conversation.messages) {
     if (message.role === "user") append(questionItem(message.text, message.attachments ?? []));
     else if (message.role === "agent") {
@@ -212,7 +205,7 @@ function follow(run, view = null) {
     append(view.item);
   }
   view.streaming(true);
-  let phase = PHASES.queued;
+  let phase = phaseLabel("queued");
   const progress = (text) => {
     phase = text;
     setStatus(text, { working: true });
@@ -230,7 +223,7 @@ function follow(run, view = null) {
     status: (data) => progress(phaseText(data)),
     tool_call: (data) => {
       view.steps.call(data);
-      progress(`Running ${data.tool_name}…`);
+      progress(interpolate(gettext("Running %(tool)s…"), { tool: data.tool_name }));
       keepScrolled();
     },
     tool_result: (data) => {
@@ -238,7 +231,7 @@ function follow(run, view = null) {
       keepScrolled();
     },
     text_delta: (data) => {
-      if (!view.text) progress(PHASES.generating);
+      if (!view.text) progress(phaseLabel("generating"));
       view.delta(data.text);
       keepScrolled();
     },
@@ -251,20 +244,20 @@ function follow(run, view = null) {
       keepScrolled();
     },
     done: (data) => {
-      setStatus(data.status === "cancelled" ? "Stopped." : "Answer ready.");
+      setStatus(data.status === "cancelled" ? gettext("Stopped.") : gettext("Answer ready."));
       if (!answered) reloadAfterExpiredLog();
       finish();
     },
     error: (data) => {
-      view.fail(data.message ?? "The answer failed.");
-      setStatus(data.message ?? "The answer failed.", { failed: true });
+      view.fail(data.message ?? FAILED);
+      setStatus(data.message ?? FAILED, { failed: true });
       finish();
     },
-    reconnecting: () => setStatus("Connection lost; reconnecting…", { working: true }),
+    reconnecting: () => setStatus(gettext("Connection lost; reconnecting…"), { working: true }),
     open: () => progress(phase),
     lost: () => {
-      view.fail("Lost this answer's progress. Reload the page to see the conversation.");
-      setStatus("Could not follow the answer.", { failed: true });
+      view.fail(gettext("Lost this answer's progress. Reload the page to see the conversation."));
+      setStatus(gettext("Could not follow the answer."), { failed: true });
       finish();
     },
   });
@@ -280,7 +273,7 @@ async function reloadAfterExpiredLog() {
 stop.addEventListener("click", async () => {
   if (!following) return;
   stop.disabled = true;
-  setStatus("Stopping…", { working: true });
+  setStatus(gettext("Stopping…"), { working: true });
   try {
     await api(`/api/runs/${following.runId}/cancel`, { method: "POST" });
   } catch (error) {
@@ -295,7 +288,7 @@ stop.addEventListener("click", async () => {
 async function regenerate() {
   if (busy || !conversationId) return;
   setBusy(true);
-  setStatus("Sending…", { working: true });
+  setStatus(gettext("Sending…"), { working: true });
   let accepted;
   try {
     accepted = await api(`/api/conversations/${conversationId}/regenerate`, { method: "POST" });
@@ -308,13 +301,13 @@ async function regenerate() {
 }
 
 function phaseText(data) {
-  const text = PHASES[data.phase] ?? `${data.phase[0].toUpperCase()}${data.phase.slice(1).replaceAll("_", " ")}…`;
-  return data.iteration ? `Step ${data.iteration}: ${text}` : text;
+  const text = phaseLabel(data.phase);
+  return data.iteration ? interpolate(gettext("Step %(n)s: %(text)s"), { n: data.iteration, text }) : text;
 }
 
 async function ask(text) {
   setBusy(true);
-  setStatus("Sending…", { working: true });
+  setStatus(gettext("Sending…"), { working: true });
   let accepted;
   try {
     accepted = await api(`/api/folders/${folderId}/chat`, {
@@ -345,7 +338,7 @@ function showAccessLost() {
   send.disabled = true;
   if (agentMode) agentMode.disabled = true;
   conversationList.replaceChildren();
-  setStatus("You no longer have access to this folder.", { failed: true });
+  setStatus(gettext("You no longer have access to this folder."), { failed: true });
 }
 
 document.addEventListener("folder-access-lost", showAccessLost);
@@ -385,7 +378,9 @@ async function start() {
     conversation = await loadConversation(conversationId);
   } catch (error) {
     conversationId = null;
-    setStatus(`Could not open this conversation: ${error.message.replace(/\.$/, "")}.`, { failed: true });
+    setStatus(interpolate(gettext("Could not open this conversation: %(reason)s."), { reason: error.message.replace(/\.$/, "") }), {
+      failed: true,
+    });
     return;
   }
   const pending = activeRun.load();

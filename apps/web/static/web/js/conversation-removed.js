@@ -1,5 +1,6 @@
 // A conversation whose folder was removed: read-only, its answers shown as the chat page shows them.
 import { api } from "./api.js";
+import { gettext, interpolate } from "./i18n.js";
 import { AnswerView, questionItem } from "./message-view.js";
 
 const root = document.getElementById("kept-conversation");
@@ -10,7 +11,9 @@ async function start() {
   try {
     conversation = await api(`/api/conversations/${root.dataset.conversationId}`);
   } catch (error) {
-    document.getElementById("run-status").textContent = `Could not open this conversation: ${error.message}`;
+    document.getElementById("run-status").textContent = interpolate(gettext("Could not open this conversation: %(reason)s."), {
+      reason: error.message.replace(/\.$/, ""),
+    });
     return;
   }
   for (const message of conversation.messages) {

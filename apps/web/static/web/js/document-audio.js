@@ -3,6 +3,7 @@
 // (a #t= fragment on its src, set by the page).
 import { h } from "./dom.js";
 import { clockTime } from "./file-format.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const audio = document.getElementById("audio-view");
 const SVG = "http://www.w3.org/2000/svg";
@@ -16,14 +17,14 @@ export function playButton(chunk) {
     {
       type: "button",
       class: "button small quiet chunk-play",
-      "aria-label": `Play from ${clockTime(seconds)}`,
+      "aria-label": interpolate(gettext("Play from %(time)s"), { time: clockTime(seconds) }),
       onclick: () => {
         audio.currentTime = seconds;
         audio.play().catch(() => {}); // a browser may refuse to play; the player is at the time anyway
       },
     },
     playIcon(),
-    "Play",
+    gettext("Play"),
   );
 }
 

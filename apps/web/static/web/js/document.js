@@ -4,6 +4,7 @@
 import { api, results } from "./api.js";
 import { playButton } from "./document-audio.js";
 import { clone, field, h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 // A reload opens at the cited passage again, not where the browser last was.
 if ("scrollRestoration" in history) history.scrollRestoration = "manual";
@@ -20,10 +21,10 @@ let first = Number(root.dataset.page) || 1;
 let last = first;
 
 async function load(page) {
-  status.textContent = "Loading the text…";
+  status.textContent = gettext("Loading the text…");
   try {
     const data = await api(`/api/files/${fileId}/chunks?page=${page}`);
-    status.textContent = data.count ? "" : "This file has no extracted text.";
+    status.textContent = data.count ? "" : gettext("This file has no extracted text.");
     return data;
   } catch (error) {
     status.textContent = error.message;
@@ -57,15 +58,16 @@ function fillText(entry) {
 function chunkItem(chunk) {
   const item = clone("chunk-item");
   item.id = `chunk-${chunk.id}`;
-  field(item, "location").textContent = chunk.location_label || `Part ${chunk.chunk_index + 1}`;
+  field(item, "location").textContent = chunk.location_label || interpolate(gettext("Part %(n)s"), { n: chunk.chunk_index + 1 });
   const play = playButton(chunk);
   if (play) field(item, "location").append(" ", play);
   if (chunk.id === citedId) {
     item.classList.add("cited");
     item.tabIndex = -1;
-    item.setAttribute("aria-label", `Cited passage, ${chunk.location_label || "in this file"}`);
-    const where = document.getElementById("cited-location");
-    if (where) where.textContent = chunk.location_label;
+    const where = chunk.location_label || gettext("in this file");
+    item.setAttribute("aria-label", interpolate(gettext("Cited passage, %(where)s"), { where }));
+    const cited = document.getElementById("cited-location");
+    if (cited) cited.textContent = chunk.location_label;
   }
   return item;
 }

@@ -3,6 +3,7 @@
 // folders only, a page at a time, with breadcrumbs and a search by name. Picking a folder adds it.
 import { ApiError, api } from "./api.js";
 import { h } from "./dom.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const ROOT = { parent: "", drive: "", q: "" }; // My Drive's top level
 
@@ -26,7 +27,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     try {
       window.location.assign((await api("/api/drive/connect")).auth_url);
     } catch (error) {
-      status.textContent = `Could not start connecting Google Drive: ${error.message}`;
+      status.textContent = interpolate(gettext("Could not start connecting Google Drive: %(reason)s"), { reason: error.message });
       connect.disabled = false;
     }
   });
@@ -38,20 +39,20 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     try {
       state = await api("/api/drive/status");
     } catch (error) {
-      status.textContent = `Could not check Google Drive: ${error.message}`;
+      status.textContent = interpolate(gettext("Could not check Google Drive: %(reason)s"), { reason: error.message });
       shown = false;
       return;
     }
     if (!state.connected) {
       status.textContent = state.can_connect
-        ? "Connect your Google Drive to pick a folder from it."
-        : "Google Drive is not configured on this server.";
+        ? gettext("Connect your Google Drive to pick a folder from it.")
+        : gettext("Google Drive is not configured on this server.");
       connect.hidden = !state.can_connect;
       document.getElementById("drive-setup").hidden = state.can_connect;
       return;
     }
     status.textContent =
-      state.access === "service_account" ? "Google Drive is reachable through the server's service account." : "";
+      state.access === "service_account" ? gettext("Google Drive is reachable through the server's service account.") : "";
     picker.hidden = false;
     browse(ROOT);
   }
@@ -62,7 +63,9 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(place)) if (value) params.set(key, value);
     if (append && nextPage) params.set("page_token", nextPage);
-    status.textContent = place.q ? `Searching for “${place.q}”…` : "Loading folders…";
+    status.textContent = place.q
+      ? interpolate(gettext("Searching for “%(query)s”…"), { query: place.q })
+      : gettext("Loading folders…");
     let page;
     try {
       page = await api(`/api/drive/folders?${params}`);
@@ -83,16 +86,20 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     }
     const count = folders.children.length;
     status.textContent = place.q
-      ? `${count} folder${count === 1 ? "" : "s"} named like “${place.q}”.`
+      ? interpolate(ngettext("%(count)s folder named like “%(query)s”.", "%(count)s folders named like “%(query)s”.", count), {
+          count,
+          query: place.q,
+        })
       : count
-        ? `${count} folder${count === 1 ? "" : "s"} here.`
-        : "No folders here.";
+        ? interpolate(ngettext("%(count)s folder here.", "%(count)s folders here.", count), { count })
+        : gettext("No folders here.");
   }
 
   function showCrumbs(trail) {
     current = place.q ? null : (trail.at(-1) ?? null);
     const isRoot = !current || (!current.drive_id && trail.length === 1);
-    const items = place.q ? [{ id: "", name: "My Drive", drive_id: null }, { id: null, name: `Search: ${place.q}` }] : trail;
+    const searched = { id: null, name: interpolate(gettext("Search: %(query)s"), { query: place.q }) };
+    const items = place.q ? [{ id: "", name: gettext("My Drive"), drive_id: null }, searched] : trail;
     crumbs.replaceChildren(
       ...items.map((crumb, index) => {
         const last = index === items.length - 1;
@@ -103,7 +110,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
     );
     pickCurrent.hidden = isRoot;
     if (!isRoot) {
-      pickCurrent.textContent = `Add “${current.name}”`;
+      pickCurrent.textContent = interpolate(gettext("Add “%(name)s”"), { name: current.name });
       pickCurrent.onclick = () => pick(current);
     }
   }
@@ -115,7 +122,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
       { class: "picker-row" },
       h(
         "button",
-        { type: "button", class: "link-button folder-open", "aria-label": label, onclick: () => browse(target) },
+        { type: "button", class: "link-button", "aria-label": label, onclick: () => browse(target) },
         h("span", { class: glyph, "aria-hidden": "true" }),
         name,
       ),
@@ -126,18 +133,27 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
   function folderRow(folder) {
     return placeRow(
       {
-        label: `Open ${folder.name}`,
+        label: interpolate(gettext("Open %(name)s"), { name: folder.name }),
         glyph: "folder-glyph",
         name: folder.name,
         target: { parent: folder.id, drive: folder.drive_id ?? "", q: "" },
       },
-      h("button", { type: "button", class: "button small", "aria-label": `Add ${folder.name}`, onclick: () => pick(folder) }, "Add"),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "button small",
+          "aria-label": interpolate(gettext("Add %(name)s"), { name: folder.name }),
+          onclick: () => pick(folder),
+        },
+        gettext("Add"),
+      ),
     );
   }
 
   function driveRow(drive) {
     return placeRow({
-      label: `Open shared drive ${drive.name}`,
+      label: interpolate(gettext("Open shared drive %(name)s"), { name: drive.name }),
       glyph: "drive-glyph",
       name: drive.name,
       target: { parent: drive.id, drive: drive.id, q: "" },
@@ -146,7 +162,7 @@ export function setUpDrivePanel({ onAdded, errorBox }) {
 
   async function pick(folder) {
     errorBox.textContent = "";
-    status.textContent = `Adding ${folder.name}…`;
+    status.textContent = interpolate(gettext("Adding %(name)s…"), { name: folder.name });
     try {
       const added = await api("/api/folders", {
         method: "POST",

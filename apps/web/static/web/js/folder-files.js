@@ -3,7 +3,8 @@
 import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
 import { fileSize, fileType } from "./file-format.js";
-import { dateTime } from "./format.js";
+import { dateTime, fileStatusLabel } from "./format.js";
+import { formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 
 const PAGE_SIZE = 50;
 const FILTERS = ["name", "status", "type", "ordering"];
@@ -45,12 +46,12 @@ async function load() {
   const ticket = ++loading;
   writeUrl();
   const params = new URLSearchParams({ ...filters(), limit: PAGE_SIZE, offset });
-  statusLine.textContent = "Loading files…";
+  statusLine.textContent = gettext("Loading files…");
   let page;
   try {
     page = await api(`/api/folders/${folderId}/files?${params}`);
   } catch (error) {
-    if (ticket === loading) statusLine.textContent = `Could not load the files: ${error.message}`;
+    if (ticket === loading) statusLine.textContent = interpolate(gettext("Could not load the files: %(reason)s"), { reason: error.message });
     return;
   }
   if (ticket !== loading) return;
@@ -66,10 +67,13 @@ async function load() {
 
 function summary(page, shown) {
   const filtered = Object.keys(filters()).some((name) => name !== "ordering");
-  if (!shown) return filtered ? "No file matches these filters." : "This folder has no files yet.";
-  const total = page.count_exact ? page.count.toLocaleString() : `more than ${(page.count - 1).toLocaleString()}`;
-  const noun = filtered ? "matching files" : "files";
-  return `Showing ${(offset + 1).toLocaleString()}–${(offset + shown).toLocaleString()} of ${total} ${noun}`;
+  if (!shown) return filtered ? gettext("No file matches these filters.") : gettext("This folder has no files yet.");
+  const total = page.count_exact ? formatNumber(page.count) : interpolate(gettext("more than %(count)s"), { count: page.count - 1 });
+  const values = { first: offset + 1, last: offset + shown, total };
+  const text = filtered
+    ? ngettext("Showing %(first)s–%(last)s of %(total)s matching file", "Showing %(first)s–%(last)s of %(total)s matching files", page.count)
+    : ngettext("Showing %(first)s–%(last)s of %(total)s file", "Showing %(first)s–%(last)s of %(total)s files", page.count);
+  return interpolate(text, values);
 }
 
 function row(file) {
@@ -78,7 +82,7 @@ function row(file) {
   link.textContent = file.path;
   link.href = `/files/${file.id}`;
   const badge = field(tr, "status");
-  badge.textContent = file.status;
+  badge.textContent = fileStatusLabel(file.status);
   badge.dataset.status = file.status;
   field(tr, "reason").textContent = file.error;
   field(tr, "type").textContent = fileType(file);
@@ -87,7 +91,7 @@ function row(file) {
   const modified = field(tr, "modified");
   modified.textContent = file.modified_time ? dateTime(file.modified_time) : "—";
   if (file.modified_time) modified.dateTime = file.modified_time;
-  field(tr, "chunks").textContent = file.chunk_count.toLocaleString();
+  field(tr, "chunks").textContent = formatNumber(file.chunk_count);
   return tr;
 }
 

@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { clone, field } from "./dom.js";
 import { locationText } from "./file-format.js";
 import { highlighted, queryPattern } from "./highlight.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const RESULTS = 20;
 const PARAMS = ["q", "mode", "path", "type", "from", "to"];
@@ -52,7 +53,7 @@ async function search() {
   const params = new URLSearchParams(Object.entries(current).filter(([name, value]) => value && !(name === "mode" && value === "hybrid")));
   if (!params.has("q")) params.set("q", current.q);
   history.replaceState(null, "", `?${params}`);
-  statusLine.textContent = "Searching…";
+  statusLine.textContent = gettext("Searching…");
   let answer;
   try {
     answer = await api(`/api/folders/${folderId}/search`, {
@@ -60,7 +61,7 @@ async function search() {
       body: { query: current.q, k: RESULTS, mode: current.mode, filters: filters(current) },
     });
   } catch (error) {
-    if (ticket === searching) statusLine.textContent = `The search failed: ${error.message}`;
+    if (ticket === searching) statusLine.textContent = interpolate(gettext("The search failed: %(reason)s"), { reason: error.message });
     return;
   }
   if (ticket !== searching) return;
@@ -69,13 +70,20 @@ async function search() {
   const count = answer.results.length;
   // Meaning always finds something: when no passage holds the words, say so before the nearest ones.
   const onlyClosest = count > 0 && answer.words_matched === false;
-  list.classList.toggle("closest-only", onlyClosest);
   if (onlyClosest) {
-    statusLine.textContent = `No passage contains “${current.q.trim()}”. The ${count} closest in meaning:`;
+    const text = ngettext(
+      "No passage contains “%(query)s”. The closest in meaning:",
+      "No passage contains “%(query)s”. The %(count)s closest in meaning:",
+      count,
+    );
+    statusLine.textContent = interpolate(text, { query: current.q.trim(), count });
   } else {
     statusLine.textContent = count
-      ? `${count} ${count === 1 ? "passage" : "passages"} in ${Math.round(answer.took_ms)} ms`
-      : "No passage matches. Try other words, another mode, or fewer filters.";
+      ? interpolate(ngettext("%(count)s passage in %(ms)s ms", "%(count)s passages in %(ms)s ms", count), {
+          count,
+          ms: Math.round(answer.took_ms),
+        })
+      : gettext("No passage matches. Try other words, another mode, or fewer filters.");
   }
 }
 
@@ -94,8 +102,8 @@ function result(hit, index, pattern) {
 // Which searches found the passage, and at what rank: "keyword #2 · meaning #1".
 function legs(hit) {
   const parts = [];
-  if (hit.keyword_rank) parts.push(`keyword #${hit.keyword_rank}`);
-  if (hit.vector_rank) parts.push(`meaning #${hit.vector_rank}`);
+  if (hit.keyword_rank) parts.push(interpolate(gettext("keyword #%(rank)s"), { rank: hit.keyword_rank }));
+  if (hit.vector_rank) parts.push(interpolate(gettext("meaning #%(rank)s"), { rank: hit.vector_rank }));
   return parts.join(" · ");
 }
 

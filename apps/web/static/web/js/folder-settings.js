@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import { closeOnLeave, followFolder } from "./folder-stream.js";
 import { statusLabel, timeAgo } from "./format.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const root = document.getElementById("folder-settings");
 const folderId = root.dataset.folderId;
@@ -49,12 +50,13 @@ function setUpRename() {
       errorBox: byId("rename-error"),
       doneBox: byId("rename-done"),
       call: () => api(folderUrl, { method: "PATCH", body: { name } }),
-      done: (saved) => `Renamed to ${saved.name}.`,
+      done: (saved) => interpolate(gettext("Renamed to %(name)s."), { name: saved.name }),
     });
     if (folder) {
       root.dataset.folderName = folder.name;
       document.querySelector(".folder-page-head h1").textContent = folder.name;
-      document.title = document.title.replace(/^Settings · .*? · /, `Settings · ${folder.name} · `);
+      // The title's form is the page's: its last part is the site's name.
+      document.title = `${interpolate(gettext("Settings · %(name)s"), { name: folder.name })} · ${document.title.split(" · ").at(-1)}`;
     }
   });
 }
@@ -68,7 +70,11 @@ function setUpInterval() {
     // Said in the form's own words (minutes), before the API would refuse it in seconds.
     if (!input.checkValidity()) {
       byId("interval-done").textContent = "";
-      byId("interval-error").textContent = `Choose a whole number of minutes from ${input.min} to ${input.max}.`;
+      // The field's own bounds, written as its min and max are (no digit grouping).
+      byId("interval-error").textContent = interpolate(gettext("Choose a whole number of minutes from %(low)s to %(high)s."), {
+        low: input.min,
+        high: input.max,
+      });
       input.focus();
       return;
     }
@@ -79,7 +85,10 @@ function setUpInterval() {
       doneBox: byId("interval-done"),
       // Whole minutes, or the API's own message for what is out of bounds.
       call: () => api(folderUrl, { method: "PATCH", body: { sync_interval_seconds: Math.round(minutes * 60) } }),
-      done: (saved) => `Saved: checked every ${Math.round(saved.sync_interval_seconds / 60)} minutes.`,
+      done: (saved) => {
+        const minutes = Math.round(saved.sync_interval_seconds / 60);
+        return interpolate(ngettext("Saved: checked every minute.", "Saved: checked every %(count)s minutes.", minutes), { count: minutes });
+      },
     });
   });
 }
@@ -94,7 +103,7 @@ function setUpExcludes() {
       errorBox: byId("exclude-error"),
       doneBox: byId("exclude-done"),
       call: () => api(folderUrl, { method: "PATCH", body: { exclude_patterns: form.elements.exclude_patterns.value } }),
-      done: () => "Saved. A sync applies them now.",
+      done: () => gettext("Saved. A sync applies them now."),
     });
     if (folder) form.elements.exclude_patterns.value = folder.exclude_patterns;
   });
@@ -112,7 +121,7 @@ function setUpLanguage() {
       errorBox: byId("language-error"),
       doneBox: byId("language-done"),
       call: () => api(folderUrl, { method: "PATCH", body: { language } }),
-      done: () => "Saved. Keywords are being re-indexed in this language.",
+      done: () => gettext("Saved. Keywords are being re-indexed in this language."),
     });
     if (folder) form.elements.language.value = folder.language;
   });
@@ -130,8 +139,8 @@ function setUpWork() {
       });
       if (folder) showFolder(folder);
     });
-  work(byId("sync-now"), "sync", () => "Sync queued: changes show on the folders page as they come.");
-  work(byId("reindex"), "reindex", () => "Re-indexing every file; the folder answers from the old index meanwhile.");
+  work(byId("sync-now"), "sync", () => gettext("Sync queued: changes show on the folders page as they come."));
+  work(byId("reindex"), "reindex", () => gettext("Re-indexing every file; the folder answers from the old index meanwhile."));
 }
 
 async function setUpDrive() {
@@ -141,18 +150,18 @@ async function setUpDrive() {
   const show = (status) => {
     state.textContent = status.connected
       ? status.access === "oauth"
-        ? "Connected with your Google account."
-        : "Reached through the server's own access; there is no account of yours to disconnect."
-      : "Not connected: Drive folders do not sync until you connect Google Drive again on the folders page.";
+        ? gettext("Connected with your Google account.")
+        : gettext("Reached through the server's own access; there is no account of yours to disconnect.")
+      : gettext("Not connected: Drive folders do not sync until you connect Google Drive again on the folders page.");
     button.hidden = status.access !== "oauth";
   };
   try {
     show(await api("/api/drive/status"));
   } catch (error) {
-    state.textContent = `Could not check Google Drive: ${error.message}`;
+    state.textContent = interpolate(gettext("Could not check Google Drive: %(reason)s"), { reason: error.message });
   }
   button.addEventListener("click", async () => {
-    if (!window.confirm("Disconnect Google Drive? Every Drive folder stops syncing until you connect again.")) return;
+    if (!window.confirm(gettext("Disconnect Google Drive? Every Drive folder stops syncing until you connect again."))) return;
     const done = await submit({
       button,
       errorBox: byId("drive-error"),

@@ -5,6 +5,7 @@ import { api, results } from "./api.js";
 import { clone, field } from "./dom.js";
 import { closeOnLeave, followFolder } from "./folder-stream.js";
 import { progressText, statusLabel } from "./format.js";
+import { formatNumber, gettext, interpolate, ngettext } from "./i18n.js";
 
 const root = document.getElementById("folder-live");
 const folderId = Number(root.dataset.folderId);
@@ -17,6 +18,12 @@ const count = document.getElementById("problem-count");
 const problemStatus = document.getElementById("problem-status");
 const retryAll = document.getElementById("retry-all");
 const rows = new Map(); // file id -> row
+let retrying = false; // the status line says a retry is under way, until a file is indexed
+
+function sayProblem(text, { retry = false } = {}) {
+  problemStatus.textContent = text;
+  retrying = retry;
+}
 
 function showFolder(folder) {
   const done = folder.files_done ?? folder.files_indexed;
@@ -47,20 +54,20 @@ function showFile(file) {
   row.dataset.status = file.status;
   field(row, "path").textContent = file.path;
   const badge = field(row, "status");
-  badge.textContent = file.status === "failed" ? "Failed" : "Skipped";
+  badge.textContent = file.status === "failed" ? gettext("Failed") : gettext("Skipped");
   badge.dataset.status = file.status === "failed" ? "error" : "pending";
-  field(row, "reason").textContent = file.error || "No reason was recorded.";
+  field(row, "reason").textContent = file.error || gettext("No reason was recorded.");
   const button = row.querySelector('[data-action="retry"]');
   button.disabled = false;
-  button.textContent = "Retry";
-  button.setAttribute("aria-label", `Retry ${file.path}`);
+  button.textContent = gettext("Retry");
+  button.setAttribute("aria-label", interpolate(gettext("Retry %(path)s"), { path: file.path }));
   updatePanel();
 }
 
 function updatePanel() {
   const failed = [...rows.values()].filter((row) => row.dataset.status === "failed").length;
   panel.hidden = rows.size === 0;
-  count.textContent = `(${rows.size})`;
+  count.textContent = `(${formatNumber(rows.size)})`;
   retryAll.disabled = failed === 0;
 }
 
@@ -68,17 +75,17 @@ async function retry(fileId) {
   const button = rows.get(fileId)?.querySelector('[data-action="retry"]');
   if (button) {
     button.disabled = true;
-    button.textContent = "Retrying…";
+    button.textContent = gettext("Retrying…");
   }
   try {
     const file = await api(`/api/files/${fileId}/retry`, { method: "POST" });
-    problemStatus.textContent = `Retrying ${file.path}…`;
+    sayProblem(interpolate(gettext("Retrying %(path)s…"), { path: file.path }), { retry: true });
     rows.get(fileId).dataset.status = "pending";
   } catch (error) {
-    problemStatus.textContent = error.message;
+    sayProblem(error.message);
     if (button) {
       button.disabled = false;
-      button.textContent = "Retry";
+      button.textContent = gettext("Retry");
     }
   }
   updatePanel();
@@ -88,18 +95,20 @@ retryAll.addEventListener("click", async () => {
   retryAll.disabled = true;
   try {
     const answer = await api(`/api/folders/${folderId}/files/retry`, { method: "POST", body: {} });
-    problemStatus.textContent = `Retrying ${answer.retried.length} failed file${answer.retried.length === 1 ? "" : "s"}…`;
+    const retried = answer.retried.length;
+    const text = ngettext("Retrying %(count)s failed file…", "Retrying %(count)s failed files…", retried);
+    sayProblem(interpolate(text, { count: retried }), { retry: true });
     for (const id of answer.retried) {
       const row = rows.get(id);
       if (!row) continue;
       row.dataset.status = "pending";
       const button = row.querySelector('[data-action="retry"]');
       button.disabled = true;
-      button.textContent = "Retrying…";
+      button.textContent = gettext("Retrying…");
     }
     showFolder(answer.folder);
   } catch (error) {
-    problemStatus.textContent = error.message;
+    sayProblem(error.message);
   }
   updatePanel();
 });
@@ -116,7 +125,7 @@ async function load() {
     for (const file of [...results(failed), ...results(skipped)]) showFile(file);
     return folder.events_after;
   } catch (error) {
-    problemStatus.textContent = `Could not load the folder's files: ${error.message}`;
+    sayProblem(interpolate(gettext("Could not load the folder's files: %(reason)s"), { reason: error.message }));
     return "0";
   }
 }
@@ -138,13 +147,13 @@ const stream = followFolder(
     file: (data) => {
       counted(data);
       showFile({ id: data.file_id, path: data.path, status: data.status, error: data.error });
-      if (data.status === "indexed" && problemStatus.textContent.startsWith("Retrying")) {
-        problemStatus.textContent = `${data.path} is indexed now.`;
+      if (data.status === "indexed" && retrying) {
+        sayProblem(interpolate(gettext("%(path)s is indexed now."), { path: data.path }));
       }
     },
     folder_error: (data) => {
       showState(data.folder_status);
-      problemStatus.textContent = data.error;
+      sayProblem(data.error);
     },
     // The server ends the stream with an error when the reader lost access (or the bus failed):
     // asked again, a 404 says which, and the page stops presenting a folder that is not theirs.
@@ -154,7 +163,7 @@ const stream = followFolder(
       } catch (error) {
         if (error.status !== 404) return;
         stream.close();
-        state.textContent = "No access";
+        state.textContent = gettext("No access");
         state.dataset.status = "error";
         document.dispatchEvent(new CustomEvent("folder-access-lost"));
       }

@@ -1,8 +1,18 @@
 // A folder's live events (GET /api/folders/{id}/events): indexing, each file's result, syncs,
-// suggestions and moves. While the stream is open nothing polls; when it fails the page falls
-// back to polling `poll` until the browser reconnects the stream.
+// suggestions, moves and evaluation runs. While the stream is open nothing polls; when it fails
+// the page falls back to polling `poll` until the browser reconnects the stream.
 
-const TYPES = ["indexing", "scan", "file", "sync", "folder_error", "suggestion", "file_moved"];
+const TYPES = [
+  "indexing",
+  "scan",
+  "file",
+  "sync",
+  "folder_error",
+  "suggestion",
+  "file_moved",
+  "evaluation.progress",
+  "evaluation.finished",
+];
 const FALLBACK_POLL_MS = 3000;
 // Browsers open at most six connections per server over HTTP/1.1: a page follows this many
 // folders at most, leaving room for its API calls and a run's stream.

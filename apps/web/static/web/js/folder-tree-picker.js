@@ -2,6 +2,7 @@
 // a box that narrows it by name as one types. Choosing a folder calls `onChoose(path)`.
 import { api } from "./api.js";
 import { h } from "./dom.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const SEARCH_DELAY_MS = 150;
 let pickers = 0;
@@ -11,13 +12,17 @@ export function folderTreePicker({ folderId, label, exclude = [], onChoose }) {
   const search = h("input", {
     type: "search",
     id: `${id}-search`,
-    class: "folder-tree-search",
-    placeholder: "Search folders by name",
+    placeholder: gettext("Search folders by name"),
     autocomplete: "off",
     spellcheck: "false",
     "aria-controls": `${id}-list`,
   });
-  const list = h("ul", { class: "folder-tree", id: `${id}-list`, role: "list", "aria-label": `${label}: folders` });
+  const list = h("ul", {
+    class: "folder-tree",
+    id: `${id}-list`,
+    role: "list",
+    "aria-label": interpolate(gettext("%(label)s: folders"), { label }),
+  });
   const status = h("p", { class: "muted folder-tree-status", role: "status", "aria-live": "polite" });
   const root = h(
     "div",
@@ -32,17 +37,18 @@ export function folderTreePicker({ folderId, label, exclude = [], onChoose }) {
 
   async function show(query) {
     const mine = ++asked;
-    status.textContent = "Loading folders…";
+    status.textContent = gettext("Loading folders…");
     let tree;
     try {
       tree = await api(`/api/inbox/folders/${folderId}/tree?q=${encodeURIComponent(query)}`);
     } catch (error) {
-      if (mine === asked) status.textContent = `Could not load the folders: ${error.message}`;
+      if (mine === asked) status.textContent = interpolate(gettext("Could not load the folders: %(reason)s"), { reason: error.message });
       return;
     }
     if (mine !== asked) return; // a later search answered first
     const folders = tree.folders.filter((folder) => !exclude.includes(folder.path));
-    status.textContent = folders.length ? "" : query ? `No folder matches “${query}”.` : "No other folders yet.";
+    const none = query ? interpolate(gettext("No folder matches “%(query)s”."), { query }) : gettext("No other folders yet.");
+    status.textContent = folders.length ? "" : none;
     list.replaceChildren(
       ...folders.map((folder) =>
         h(
@@ -54,11 +60,11 @@ export function folderTreePicker({ folderId, label, exclude = [], onChoose }) {
               type: "button",
               class: "folder-tree-item",
               title: folder.path,
-              "aria-label": `Move to ${folder.path}`,
+              "aria-label": interpolate(gettext("Move to %(folder)s"), { folder: folder.path }),
               onclick: () => onChoose(folder.path),
             },
-            h("span", { class: "folder-tree-name" }, folder.name),
-            h("span", { class: "muted" }, ` ${folder.files} file${folder.files === 1 ? "" : "s"}`),
+            folder.name,
+            h("span", { class: "muted" }, ` ${interpolate(ngettext("%(count)s file", "%(count)s files", folder.files), { count: folder.files })}`),
           ),
         ),
       ),

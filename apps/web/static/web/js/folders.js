@@ -7,6 +7,7 @@ import { fileSize } from "./file-format.js";
 import { setUpDrivePanel } from "./drive-picker.js";
 import { MAX_FOLDER_STREAMS, closeOnLeave, followFolder } from "./folder-stream.js";
 import { progressText, statusLabel, syncSummary } from "./format.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 import { relativeTime } from "./relative-times.js";
 import { openShareDialog } from "./share.js";
 
@@ -24,10 +25,10 @@ async function refresh() {
   try {
     folders = results(await api("/api/folders?limit=200"));
   } catch (error) {
-    listStatus.textContent = `Could not load folders: ${error.message}`;
+    listStatus.textContent = interpolate(gettext("Could not load folders: %(reason)s"), { reason: error.message });
     return;
   }
-  listStatus.textContent = folders.length ? "" : "No folders yet. Add one to start asking questions.";
+  listStatus.textContent = folders.length ? "" : gettext("No folders yet. Add one to start asking questions.");
   for (const folder of folders) render(folder);
   keepOrder(folders);
   for (const id of [...cards.keys()]) {
@@ -136,16 +137,8 @@ function render(folder) {
     card.dataset.folderId = folder.id;
     field(card, "link").href = `/folders/${folder.id}/`;
     field(card, "chat").href = `/folders/${folder.id}/`;
-    field(card, "chat").setAttribute("aria-label", `Chat with ${folder.name}`);
-    for (const [page, label] of [
-      ["files", "Files of"],
-      ["search", "Search"],
-      ["settings", "Settings of"],
-    ]) {
-      field(card, page).href = `/folders/${folder.id}/${page}`;
-      field(card, page).dataset.label = label;
-    }
-    field(card, "progress").setAttribute("aria-label", `Files of ${folder.name} done`);
+    field(card, "progress").setAttribute("aria-label", interpolate(gettext("Files of %(name)s done"), { name: folder.name }));
+    for (const page of ["files", "search", "settings"]) field(card, page).href = `/folders/${folder.id}/${page}`;
     const button = card.querySelector('[data-action="sync"]');
     button.addEventListener("click", () => {
       if (cards.get(folder.id).folder.status === "needs_reauth") reconnectDrive();
@@ -162,17 +155,25 @@ function render(folder) {
   const { card } = entry;
   card.dataset.status = folder.status;
   field(card, "link").textContent = folder.name;
-  for (const page of ["files", "search", "settings"]) {
-    field(card, page).setAttribute("aria-label", `${field(card, page).dataset.label} ${folder.name}`);
+  // Each accessible name starts with the button's visible word, so speech users can say what they see.
+  for (const [page, label] of [
+    ["chat", gettext("Chat with %(name)s")],
+    ["files", gettext("Files of %(name)s")],
+    ["search", gettext("Search %(name)s")],
+    ["settings", gettext("Settings of %(name)s")],
+  ]) {
+    field(card, page).setAttribute("aria-label", interpolate(label, { name: folder.name }));
   }
   const badge = field(card, "status");
   badge.textContent = statusLabel(folder.status);
   badge.dataset.status = folder.status;
-  field(card, "source").textContent = folder.source === "drive" ? "Google Drive" : "Local directory";
+  field(card, "source").textContent = folder.source === "drive" ? "Google Drive" : gettext("Local directory");
   field(card, "location").textContent = folder.source === "drive" ? folder.name : folder.external_id;
   const shared = field(card, "shared");
   shared.hidden = folder.role === "owner";
-  shared.textContent = `Shared by ${folder.owner} · you are ${folder.role === "editor" ? "an editor" : "a viewer"}`;
+  const sharedText =
+    folder.role === "editor" ? gettext("Shared by %(owner)s · you are an editor") : gettext("Shared by %(owner)s · you are a viewer");
+  shared.textContent = interpolate(sharedText, { owner: folder.owner });
   card.querySelector('[data-action="share"]').hidden = folder.role !== "owner";
   const done = folder.files_done ?? (BUSY.has(folder.status) ? folder.files_indexed : folder.files_total);
   const progress = field(card, "progress");
@@ -180,12 +181,14 @@ function render(folder) {
   progress.value = folder.files_total ? done : 0;
   field(card, "counts").textContent = progressText(folder);
   const lastSync = field(card, "last-sync");
-  lastSync.replaceChildren("Last sync: ", relativeTime(folder.last_synced_at));
+  lastSync.replaceChildren(`${gettext("Last sync:")} `, relativeTime(folder.last_synced_at));
   const error = field(card, "error");
   error.textContent = folder.last_error;
   error.hidden = !folder.last_error;
   const failures = field(card, "failures");
-  failures.textContent = folder.files_failed ? `${folder.files_failed} failed: see the folder page to retry.` : "";
+  const failed = folder.files_failed;
+  const failedText = ngettext("%(count)s failed: see the folder page to retry.", "%(count)s failed: see the folder page to retry.", failed);
+  failures.textContent = failed ? interpolate(failedText, { count: failed }) : "";
   failures.hidden = !folder.files_failed;
   updateSync(entry);
 }
@@ -198,17 +201,18 @@ function updateSync(entry) {
   const reconnect = folder.status === "needs_reauth";
   // Only editors and the owner may sync; a viewer is not offered what would be refused.
   button.hidden = folder.role === "viewer";
-  button.textContent = reconnect ? "Reconnect" : "Sync now";
+  button.textContent = reconnect ? gettext("Reconnect") : gettext("Sync now");
   // The accessible name starts with the visible words, so speech users can say what they see.
-  button.setAttribute("aria-label", reconnect ? `Reconnect Google Drive for ${folder.name}` : `Sync now: ${folder.name}`);
+  const label = reconnect ? gettext("Reconnect Google Drive for %(name)s") : gettext("Sync now: %(name)s");
+  button.setAttribute("aria-label", interpolate(label, { name: folder.name }));
   if (pending && folder.last_synced_at === pending.since && Date.now() < pending.until) {
     button.disabled = true;
     result.classList.remove("failed");
-    result.textContent = "Checking for updates…";
+    result.textContent = gettext("Checking for updates…");
     return;
   }
   if (pending && folder.last_synced_at === pending.since) {
-    result.textContent = "The sync is taking a while; it goes on in the background.";
+    result.textContent = gettext("The sync is taking a while; it goes on in the background.");
   }
   syncing.delete(folder.id);
   button.disabled = folder.status === "syncing";
@@ -244,7 +248,7 @@ async function startSync(folderId) {
     const result = field(entry.card, "sync-result");
     result.classList.add("failed");
     result.dataset.failedAfter = String(entry.folder.last_synced_at);
-    result.textContent = `Sync failed: ${error.message}`;
+    result.textContent = interpolate(gettext("Sync failed: %(reason)s"), { reason: error.message });
     return;
   }
   // The stream's `sync` event ends the wait; without a stream this is the only check left.
@@ -255,13 +259,13 @@ async function reconnectDrive() {
   try {
     window.location.assign((await api("/api/drive/connect")).auth_url);
   } catch (error) {
-    listStatus.textContent = `Could not reconnect Google Drive: ${error.message}`;
+    listStatus.textContent = interpolate(gettext("Could not reconnect Google Drive: %(reason)s"), { reason: error.message });
   }
 }
 
 function added(folder) {
   render(folder);
-  listStatus.textContent = `Added ${folder.name}. Indexing has started.`;
+  listStatus.textContent = interpolate(gettext("Added %(name)s. Indexing has started."), { name: folder.name });
   follow();
   showQuota();
 }
@@ -275,15 +279,19 @@ async function showQuota() {
   } catch {
     return; // the line is a courtesy; the limits themselves are enforced server-side
   }
-  const count = (n) => n.toLocaleString("en-US");
-  const parts = [
-    ["folders", count, " folders"],
-    ["files", count, " files"],
-    ["bytes", fileSize, ""],
-    ["chunks", count, " chunks"],
-  ]
+  const texts = {
+    folders: (limit) => ngettext("%(used)s of %(limit)s folder", "%(used)s of %(limit)s folders", limit),
+    files: (limit) => ngettext("%(used)s of %(limit)s file", "%(used)s of %(limit)s files", limit),
+    bytes: () => gettext("%(used)s of %(limit)s"),
+    chunks: (limit) => ngettext("%(used)s of %(limit)s chunk", "%(used)s of %(limit)s chunks", limit),
+  };
+  const parts = Object.entries(texts)
     .filter(([key]) => quota.limits[key] !== null)
-    .map(([key, format, unit]) => `${format(quota.used[key])} of ${format(quota.limits[key])}${unit}`);
+    .map(([key, text]) => {
+      const [used, limit] = [quota.used[key], quota.limits[key]];
+      const values = key === "bytes" ? { used: fileSize(used), limit: fileSize(limit) } : { used, limit };
+      return interpolate(text(limit), values);
+    });
   line.textContent = parts.join(" · ");
   line.hidden = parts.length === 0;
 }

@@ -2,19 +2,27 @@
 // with Remember (append it to the folder's guideline.md) and No.
 import { api } from "./api.js";
 import { h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
-const ANSWERED = { remembered: "Remembered: it is in guideline.md now.", declined: "Not remembered." };
+const ANSWERED = { remembered: gettext("Remembered: it is in guideline.md now."), declined: gettext("Not remembered.") };
 
 // `proposal`: { message_id, line, target, status? } (a stream event, or a message's metadata).
 export function guidelineCard(proposal, { text } = {}) {
   const outcome = h("p", { class: "suggestion-outcome", role: "status", "aria-live": "polite" });
-  const remember = h("button", { type: "button", class: "button primary" }, "Remember");
-  const decline = h("button", { type: "button", class: "button" }, "No");
+  const remember = h("button", { type: "button", class: "button primary" }, gettext("Remember"));
+  const decline = h("button", { type: "button", class: "button" }, gettext("No"));
   const actions = h("div", { class: "suggestion-actions" }, remember, decline);
   const card = h(
     "article",
-    { class: "card guideline-card", "aria-label": "Guideline line proposed" },
-    h("p", {}, text ?? `Shall I remember that? Add this line to guideline.md (files like these go in ${proposal.target}):`),
+    { class: "card", "aria-label": gettext("Guideline line proposed") },
+    h(
+      "p",
+      {},
+      text ??
+        interpolate(gettext("Shall I remember that? Add this line to guideline.md (files like these go in %(target)s):"), {
+          target: proposal.target,
+        }),
+    ),
     h("pre", { class: "guideline-line" }, h("code", {}, proposal.line)),
     actions,
     outcome,

@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { citationHref } from "./citations.js";
 import { field, h } from "./dom.js";
 import { folderTreePicker } from "./folder-tree-picker.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const DEFAULT_BULK_PERCENT = 80;
 
@@ -16,11 +17,14 @@ export function resultItem(message, { ask }) {
   const listing = content.query === "inbox/";
   const heading = listing
     ? inboxHeading(results.length)
-    : `Found ${total} file${total === 1 ? "" : "s"} for “${content.query ?? ""}”`;
+    : interpolate(ngettext("Found %(count)s file for “%(query)s”", "Found %(count)s files for “%(query)s”", total), {
+        count: total,
+        query: content.query ?? "",
+      });
   const item = h(
     "li",
     { class: "feed-item feed-message result-item", dataset: { messageId: message.id ?? "" } },
-    h("div", { class: "message-role" }, "Assistant"),
+    h("div", { class: "message-role" }, gettext("Assistant")),
     h("p", { class: "result-heading" }, heading),
     h("ul", { class: "result-cards", "aria-label": heading }, ...results.map((result) => resultCard(result, ask))),
   );
@@ -32,7 +36,7 @@ export function resultItem(message, { ask }) {
 }
 
 function inboxHeading(count) {
-  return `${count} file${count === 1 ? "" : "s"} in the inbox`;
+  return interpolate(ngettext("%(count)s file in the inbox", "%(count)s files in the inbox", count), { count });
 }
 
 // An inbox listing counts the files of its cards still in the inbox: moves and undos change it live.
@@ -48,7 +52,7 @@ function resultCard(result, ask) {
   const location = h("code", { "data-field": "location" }, result.location ?? "/");
   const picker = folderTreePicker({
     folderId: result.folderId,
-    label: `Move ${name} to`,
+    label: interpolate(gettext("Move %(name)s to"), { name }),
     exclude: [result.location],
     onChoose: (folder) => {
       panel.hidden = true;
@@ -56,8 +60,8 @@ function resultCard(result, ask) {
       ask(`Move ${card.dataset.path} to ${folder}`);
     },
   });
-  const panel = h("div", { class: "result-move", hidden: "" }, picker.element);
-  const move = h("button", { type: "button", class: "button small", "aria-expanded": "false" }, "Move…");
+  const panel = h("div", { hidden: "" }, picker.element);
+  const move = h("button", { type: "button", class: "button small", "aria-expanded": "false" }, gettext("Move…"));
   move.addEventListener("click", () => {
     panel.hidden = !panel.hidden;
     move.setAttribute("aria-expanded", String(!panel.hidden));
@@ -74,7 +78,7 @@ function resultCard(result, ask) {
         "div",
         {},
         h("h3", { class: "file-name" }, name),
-        h("p", { class: "muted" }, `${result.folderName ?? "Folder"} · in `, location),
+        h("p", { class: "muted" }, `${result.folderName ?? gettext("Folder")} · ${gettext("in")} `, location),
       ),
     ),
     result.state ? h("p", { class: "result-state" }, result.state) : null,
@@ -82,12 +86,12 @@ function resultCard(result, ask) {
     h(
       "div",
       { class: "suggestion-actions" },
-      h("a", { class: "button small", href: citationHref({ file_id: result.fileId }) }, `Open ${name}`),
+      h("a", { class: "button small", href: citationHref({ file_id: result.fileId }) }, interpolate(gettext("Open %(name)s"), { name })),
       move,
     ),
     panel,
   );
-  move.setAttribute("aria-label", `Move ${name}…`);
+  move.setAttribute("aria-label", interpolate(gettext("Move %(name)s…"), { name }));
   return card;
 }
 
@@ -112,7 +116,7 @@ export function clarificationItem(message, { ask }) {
   return h(
     "li",
     { class: "feed-item feed-message message-agent clarification-item" },
-    h("div", { class: "message-role" }, "Assistant"),
+    h("div", { class: "message-role" }, gettext("Assistant")),
     h("div", { class: "bubble" }, h("p", { class: "answer" }, question), h("div", { class: "suggestion-actions" }, ...buttons)),
   );
 }
@@ -124,7 +128,7 @@ export function setUpChooser(item, suggestion, name, respond) {
   const parent = (suggestion.source_path ?? "").split("/").slice(0, -1).join("/");
   const picker = folderTreePicker({
     folderId: suggestion.folder_id,
-    label: `Destination folder for ${name}`,
+    label: interpolate(gettext("Destination folder for %(name)s"), { name }),
     exclude: [suggestion.target_folder, parent ? `${parent}/` : ""],
     onChoose: (folder) => respond(item, suggestion, { action: "choose", target_folder: folder }),
   });
@@ -141,7 +145,7 @@ export function setUpChooser(item, suggestion, name, respond) {
           class: "button small",
           onclick: () => respond(item, suggestion, { action: "choose", target_folder: folder }),
         },
-        `Move to ${folder}`,
+        interpolate(gettext("Move to %(folder)s"), { folder }),
       ),
     ),
   );
@@ -211,14 +215,14 @@ export function bulkAcceptControl(feed) {
   const button = h("button", { type: "submit", class: "button" });
   const status = h("p", { class: "muted", role: "status", "aria-live": "polite" });
   const label = () => {
-    button.textContent = `Accept all above ${percent.value || 0}%`;
+    button.textContent = interpolate(gettext("Accept all above %(percent)s%%"), { percent: Number(percent.value) || 0 });
   };
   label();
   percent.addEventListener("input", label);
   const form = h(
     "form",
-    { class: "bulk-accept", "aria-label": "Accept many suggestions" },
-    h("label", { for: percent.id }, "Least sure (%)"),
+    { class: "bulk-accept", "aria-label": gettext("Accept many suggestions") },
+    h("label", { for: percent.id }, gettext("Least sure (%)")),
     percent,
     button,
     status,
@@ -227,7 +231,7 @@ export function bulkAcceptControl(feed) {
     event.preventDefault();
     const value = Number(percent.value);
     if (!Number.isFinite(value) || value < 0 || value > 100) {
-      status.textContent = "Give a percentage from 0 to 100.";
+      status.textContent = gettext("Give a percentage from 0 to 100.");
       return;
     }
     button.disabled = true;
@@ -246,7 +250,9 @@ export function bulkAcceptControl(feed) {
     for (const move of outcome.moves) fileMoved(feed, move);
     const moved = outcome.moves.length;
     const parts = [
-      moved ? `Moved ${moved} file${moved === 1 ? "" : "s"}.` : `Nothing at ${value}% or above to accept.`,
+      moved
+        ? interpolate(ngettext("Moved %(count)s file.", "Moved %(count)s files.", moved), { count: moved })
+        : interpolate(gettext("Nothing at %(percent)s%% or above to accept."), { percent: value }),
       ...outcome.failed.map((failure) => `${failure.path}: ${failure.reason}`),
     ];
     status.textContent = parts.join(" ");

@@ -2,28 +2,29 @@
 // the inbox): each with why, and "Suggest a folder" to ask for one now.
 import { api } from "./api.js";
 import { h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 // `file`: { id|file_id, folder_id, path, name?, reason }. `onSuggested(suggestion)` shows the card.
 export function unsuggestedCard(file, { onSuggested }) {
   const name = file.name ?? file.path.split("/").at(-1);
   const outcome = h("p", { class: "suggestion-outcome", role: "status", "aria-live": "polite" });
-  const button = h("button", { type: "button", class: "button" }, "Suggest a folder");
+  const button = h("button", { type: "button", class: "button" }, gettext("Suggest a folder"));
   const item = h(
     "li",
     { class: "feed-item", dataset: { unsuggested: String(file.id ?? file.file_id) } },
     h(
       "article",
-      { class: "card unsuggested-card", "aria-label": `Waiting in the inbox: ${name}` },
+      { class: "card", "aria-label": interpolate(gettext("Waiting in the inbox: %(name)s"), { name }) },
       h("h2", { class: "file-name" }, name),
       h("p", { class: "muted" }, h("code", {}, file.path)),
-      h("p", { class: "muted" }, `No suggestion: ${file.reason}`),
+      h("p", { class: "muted" }, interpolate(gettext("No suggestion: %(reason)s"), { reason: file.reason })),
       h("div", { class: "suggestion-actions" }, button),
       outcome,
     ),
   );
   button.addEventListener("click", async () => {
     button.disabled = true;
-    outcome.textContent = "Looking for a folder…";
+    outcome.textContent = gettext("Looking for a folder…");
     try {
       const answer = await api("/api/inbox/organize", {
         method: "POST",
@@ -35,7 +36,7 @@ export function unsuggestedCard(file, { onSuggested }) {
         onSuggested(suggestion);
         return;
       }
-      outcome.textContent = answer.skipped?.[0]?.reason ?? "No folder fits it yet.";
+      outcome.textContent = answer.skipped?.[0]?.reason ?? gettext("No folder fits it yet.");
     } catch (error) {
       outcome.textContent = error.message;
     }

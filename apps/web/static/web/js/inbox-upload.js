@@ -3,6 +3,7 @@
 // indexed at once; its suggestion card then arrives live through the folder's event stream, like
 // any new inbox file. Each file's outcome (saved where, or why not) is announced in a status line.
 import { h, statusSetter } from "./dom.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 
 const folderSelect = document.getElementById("inbox-folder");
 
@@ -11,10 +12,10 @@ const statusLine = h("p", { id: "inbox-upload-status", class: "run-status", role
 const setStatus = statusSetter(statusLine);
 const area = h(
   "div",
-  { class: "composer-row inbox-upload", role: "group", "aria-label": "Upload to the inbox" },
-  h("label", { for: "inbox-upload-input", class: "button" }, "Upload files…"),
+  { class: "composer-row inbox-upload", role: "group", "aria-label": gettext("Upload to the inbox") },
+  h("label", { for: "inbox-upload-input", class: "button" }, gettext("Upload files…")),
   input,
-  h("span", { class: "help" }, "or drop files on this page; they go into the folder's inbox/."),
+  h("span", { class: "help" }, gettext("or drop files on this page; they go into the folder's inbox/.")),
 );
 // Under the composer's folder choice: uploads go to that folder (hidden with it when there is none).
 folderSelect.closest(".composer-row").after(area, statusLine);
@@ -25,8 +26,8 @@ function csrfToken() {
 
 function failure(status, data) {
   const fields = Object.values(data?.errors ?? {}).flat();
-  const detail = data?.detail && data.detail !== "Invalid input." ? [data.detail] : [];
-  return [...detail, ...fields].join(" ") || `The server answered ${status}.`;
+  const detail = data?.detail && data.detail !== gettext("Invalid input.") ? [data.detail] : [];
+  return [...detail, ...fields].join(" ") || interpolate(gettext("The server answered %(status)s."), { status });
 }
 
 async function uploadOne(file) {
@@ -40,33 +41,37 @@ async function uploadOne(file) {
     body: form,
   });
   const data = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(`${file.name} was not uploaded: ${failure(response.status, data)}`);
+  if (!response.ok) {
+    throw new Error(interpolate(gettext("%(name)s was not uploaded: %(reason)s"), { name: file.name, reason: failure(response.status, data) }));
+  }
   return data;
 }
 
 async function upload(files) {
   if (!files.length) return;
   if (!folderSelect.value) {
-    setStatus("Connect a folder first: uploads go into a folder's inbox/.", { failed: true });
+    setStatus(gettext("Connect a folder first: uploads go into a folder's inbox/."), { failed: true });
     return;
   }
   const outcomes = [];
   let saved = 0;
   let failed = false;
   for (const file of files) {
-    setStatus(`Uploading ${file.name}…`, { working: true });
+    setStatus(interpolate(gettext("Uploading %(name)s…"), { name: file.name }), { working: true });
     try {
       const result = await uploadOne(file);
       saved += 1;
       outcomes.push(
-        result.renamed ? `Saved ${file.name} as ${result.path} (the name was taken).` : `Saved ${result.path}.`,
+        result.renamed
+          ? interpolate(gettext("Saved %(name)s as %(path)s (the name was taken)."), { name: file.name, path: result.path })
+          : interpolate(gettext("Saved %(path)s."), { path: result.path }),
       );
     } catch (error) {
       failed = true;
       outcomes.push(error.message);
     }
   }
-  if (saved) outcomes.push("Its suggestion follows once it is indexed.");
+  if (saved) outcomes.push(ngettext("Its suggestion follows once it is indexed.", "Their suggestions follow once they are indexed.", saved));
   setStatus(outcomes.join(" "), { failed });
 }
 

@@ -6,7 +6,9 @@ import { renderAnswer } from "./answer.js";
 import { ApiError, api, results } from "./api.js";
 import { clone, field, h, sendOnEnter, statusSetter } from "./dom.js";
 import { closeOnLeave } from "./folder-stream.js";
+import { phaseLabel } from "./format.js";
 import { guidelineCard } from "./guideline-card.js";
+import { gettext, interpolate } from "./i18n.js";
 import {
   bulkAcceptControl,
   clarificationItem,
@@ -36,10 +38,11 @@ const streams = [];
 const undone = new Set(); // moves already undone: their messages offer no Undo
 
 const OUTCOMES = {
-  accept: (target) => `Moved to ${target}.`,
-  reject: () => "Kept in the inbox.",
-  choose: (target) => `Moved to ${target}.`,
+  accept: (target) => interpolate(gettext("Moved to %(folder)s."), { folder: target }),
+  reject: () => gettext("Kept in the inbox."),
+  choose: (target) => interpolate(gettext("Moved to %(folder)s."), { folder: target }),
 };
+const FAILED = gettext("The assistant failed.");
 
 // An endpoint that is not there (404) counts as empty, so the page works before the inbox does.
 async function listOrNothing(path) {
@@ -67,7 +70,7 @@ async function load() {
     ]);
     for (const move of moves.items) if (move.undone_at) undone.add(move.id);
   } catch (error) {
-    status.textContent = `Could not load the inbox: ${error.message}`;
+    status.textContent = interpolate(gettext("Could not load the inbox: %(reason)s"), { reason: error.message });
     return;
   }
   setUpFolders(folders, conversations.items);
@@ -90,8 +93,11 @@ async function load() {
 function showEmptyState(available) {
   if (feed.children.length) status.textContent = "";
   else if (!available)
-    status.textContent = "The inbox assistant is not available on this server yet. Your folders and chats work as usual.";
-  else status.textContent = "Your inbox is empty. New files in an inbox folder appear here with a suggestion for where they belong.";
+    status.textContent = gettext("The inbox assistant is not available on this server yet. Your folders and chats work as usual.");
+  else
+    status.textContent = gettext(
+      "Your inbox is empty. New files in an inbox folder appear here with a suggestion for where they belong.",
+    );
 }
 
 function setUpFolders(folders, conversations) {
@@ -221,13 +227,13 @@ function messageItem(message) {
   }
   const item = clone("feed-message");
   item.classList.add(message.role === "user" ? "message-user" : "message-agent");
-  field(item, "role").textContent = message.role === "user" ? "You" : "Assistant";
+  field(item, "role").textContent = message.role === "user" ? gettext("You") : gettext("Assistant");
   renderAnswer(field(item, "text"), message.text ?? message.content?.text ?? "", {
     citations: message.citations ?? message.content?.citations ?? [],
   });
   if (message.type === "summary") {
     const paths = (message.content?.sources ?? []).map((source) => source.path).join(", ");
-    field(item, "text").append(h("p", { class: "muted summary-sources" }, `Summarised from ${paths}`));
+    field(item, "text").append(h("p", { class: "muted" }, interpolate(gettext("Summarised from %(paths)s"), { paths })));
   }
   setTime(field(item, "time"), message.created_at);
   return item;
@@ -237,11 +243,13 @@ function messageItem(message) {
 function moveItem({ id, text, from, to, automatic, createdAt }) {
   shown.moves.add(id);
   const item = clone("move-item");
-  field(item, "text").textContent =
-    text ?? `Moved ${from} to ${to}${automatic ? " automatically" : ""}. Undo it if that was wrong.`;
+  const moved = automatic
+    ? gettext("Moved %(from)s to %(to)s automatically. Undo it if that was wrong.")
+    : gettext("Moved %(from)s to %(to)s. Undo it if that was wrong.");
+  field(item, "text").textContent = text ?? interpolate(moved, { from, to });
   setTime(field(item, "time"), createdAt ?? new Date().toISOString());
   const button = item.querySelector('[data-action="undo"]');
-  button.setAttribute("aria-label", `Undo the move of ${(to ?? text ?? "").split("/").at(-1)}`);
+  button.setAttribute("aria-label", interpolate(gettext("Undo the move of %(name)s"), { name: (to ?? text ?? "").split("/").at(-1) }));
   button.addEventListener("click", () => undo(id, button, field(item, "outcome")));
   button.hidden = undone.has(id);
   return item;
@@ -251,7 +259,7 @@ async function undo(moveId, button, outcome) {
   button.disabled = true;
   try {
     const move = await api(`/api/inbox/moves/${moveId}/undo`, { method: "POST" });
-    outcome.textContent = `Moved back to ${move.from_path}.`;
+    outcome.textContent = interpolate(gettext("Moved back to %(path)s."), { path: move.from_path });
     undone.add(moveId);
     button.hidden = true;
   } catch (error) {
@@ -274,12 +282,12 @@ function suggestionCard(suggestion) {
   field(item, "path").textContent = path;
   field(item, "target").textContent = suggestion.target_folder;
   if (suggestion.confidence !== undefined) {
-    field(item, "confidence").textContent = `(${Math.round(suggestion.confidence * 100)}% sure)`;
+    field(item, "confidence").textContent = interpolate(gettext("(%(percent)s%% sure)"), { percent: Math.round(suggestion.confidence * 100) });
   }
   field(item, "reasoning").textContent = suggestion.reasoning ?? "";
   setTime(field(item, "time"), suggestion.created_at);
   const accept = item.querySelector('[data-action="accept"]');
-  accept.textContent = `Move to ${suggestion.target_folder}`;
+  accept.textContent = interpolate(gettext("Move to %(folder)s"), { folder: suggestion.target_folder });
   accept.addEventListener("click", () => respond(item, suggestion, { action: "accept" }));
   item.querySelector('[data-action="reject"]').addEventListener("click", () =>
     respond(item, suggestion, { action: "reject" }),
@@ -312,7 +320,7 @@ async function respond(item, suggestion, body) {
     const undoButton = item.querySelector('[data-action="undo"]');
     undoButton.hidden = false;
     undoButton.disabled = false;
-    undoButton.setAttribute("aria-label", `Undo the move of ${answer.move.to_path.split("/").at(-1)}`);
+    undoButton.setAttribute("aria-label", interpolate(gettext("Undo the move of %(name)s"), { name: answer.move.to_path.split("/").at(-1) }));
     undoButton.onclick = () => undo(answer.move.id, undoButton, outcome);
   }
   // The button that had focus is gone with the actions: keep keyboard users on this card.
@@ -328,7 +336,7 @@ function setTime(element, iso) {
 
 async function ask(text) {
   send.disabled = true;
-  setRunStatus("Sending…", { working: true });
+  setRunStatus(gettext("Sending…"), { working: true });
   let accepted;
   try {
     accepted = await api("/api/inbox/conversations", {
@@ -345,15 +353,15 @@ async function ask(text) {
   const view = new AnswerView();
   view.streaming(true);
   appendLive(view.item);
-  setRunStatus("Waiting for the assistant…", { working: true });
+  setRunStatus(gettext("Waiting for the assistant…"), { working: true });
   const finish = () => {
     send.disabled = false;
   };
   followRun(accepted.events_url, {
-    status: (data) => setRunStatus(`${data.phase?.replaceAll("_", " ") ?? "Working"}…`, { working: true }),
+    status: (data) => setRunStatus(phaseLabel(data.phase ?? "working"), { working: true }),
     tool_call: (data) => {
       view.steps.call(data);
-      setRunStatus(`Running ${data.tool_name}…`, { working: true });
+      setRunStatus(interpolate(gettext("Running %(tool)s…"), { tool: data.tool_name }), { working: true });
     },
     tool_result: (data) => view.steps.result(data),
     text_delta: (data) => view.delta(data.text),
@@ -369,17 +377,17 @@ async function ask(text) {
     done: () => {
       view.streaming(false);
       if (!view.text && !view.item.querySelector(".step")) view.item.remove();
-      setRunStatus("Answered.");
+      setRunStatus(gettext("Answered."));
       finish();
     },
     error: (data) => {
-      view.fail(data.message ?? "The assistant failed.");
-      setRunStatus(data.message ?? "The assistant failed.", { failed: true });
+      view.fail(data.message ?? FAILED);
+      setRunStatus(data.message ?? FAILED, { failed: true });
       finish();
     },
-    reconnecting: () => setRunStatus("Connection lost; reconnecting…", { working: true }),
+    reconnecting: () => setRunStatus(gettext("Connection lost; reconnecting…"), { working: true }),
     lost: () => {
-      view.fail("Lost this answer's progress. Reload the page to see the conversation.");
+      view.fail(gettext("Lost this answer's progress. Reload the page to see the conversation."));
       finish();
     },
   });

@@ -6,13 +6,14 @@ import { renderNotes } from "./answer-notes.js";
 import { questionImages } from "./chat-images.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
+import { gettext, interpolate, ngettext } from "./i18n.js";
 import { StepList } from "./steps.js";
 
 // `images`: the question's attachments ({name, url}), shown above its text.
 export function questionItem(text, images = []) {
   const item = clone("message-item");
   item.classList.add("message-user");
-  field(item, "role").textContent = "You";
+  field(item, "role").textContent = gettext("You");
   field(item, "text").textContent = text;
   if (images.length) field(item, "text").before(questionImages(images));
   return item;
@@ -25,7 +26,7 @@ export class AnswerView {
   constructor() {
     this.item = clone("message-item");
     this.item.classList.add("message-agent");
-    field(this.item, "role").textContent = "Assistant";
+    field(this.item, "role").textContent = gettext("Assistant");
     this.steps = new StepList(field(this.item, "steps"));
     this.text = "";
     this.message = null;
@@ -69,8 +70,8 @@ export class AnswerView {
     this.item.classList.toggle("message-stopped", stopped);
     field(this.item, "stopped").hidden = !stopped;
     field(this.item, "stopped").textContent = message.text
-      ? "Stopped: the answer was cut short."
-      : "Stopped before any text.";
+      ? gettext("Stopped: the answer was cut short.")
+      : gettext("Stopped before any text.");
     const sources = field(this.item, "sources");
     sources.hidden = !citations.length;
     field(this.item, "source-list").replaceChildren(
@@ -85,7 +86,7 @@ export class AnswerView {
             { class: removed ? "source-chip source-removed" : "source-chip", href: citationHref(citation) },
             h("span", { class: "source-n" }, String(citation.n)),
             citationLabel(citation),
-            removed ? h("em", {}, " · source removed") : null,
+            removed ? h("em", {}, ` · ${gettext("source removed")}`) : null,
           ),
         );
       }),
@@ -121,7 +122,7 @@ export class AnswerView {
             body: { rating: button.dataset.rating },
           });
           show(feedback.rating);
-          status.textContent = "Thanks for the feedback.";
+          status.textContent = gettext("Thanks for the feedback.");
         } catch (error) {
           status.textContent = error.message;
         }
@@ -138,20 +139,23 @@ export class AnswerView {
 // the asker waited, from asking to the saved answer, not only the worker's share of it.
 function describe(metadata, item) {
   const steps = item.querySelectorAll(".step").length;
-  const parts = [metadata.mode === "agent" ? "Agent mode" : "Standard"];
-  if (steps) parts.push(`${steps} step${steps === 1 ? "" : "s"}`);
+  const parts = [metadata.mode === "agent" ? gettext("Agent mode") : gettext("Standard")];
+  if (steps) parts.push(interpolate(ngettext("%(count)s step", "%(count)s steps", steps), { count: steps }));
   const waited = metadata.waited_ms;
   if (waited?.done !== undefined && waited.done !== null) parts.push(waitedText(waited));
   else if (metadata.timings_ms?.total_ms) parts.push(duration(metadata.timings_ms.total_ms));
   // An agent's reason says why it answered as standard mode does; standard mode's, why offline.
   const reason = metadata.fallback_reason;
-  if (reason) parts.push(metadata.mode === "agent" ? `answered in standard mode (${reason})` : reason);
+  if (reason) parts.push(metadata.mode === "agent" ? interpolate(gettext("answered in standard mode (%(reason)s)"), { reason }) : reason);
   return parts.join(" · ");
 }
 
 function waitedText({ queued, first_text: firstText, done }) {
   const details = [];
-  if (queued !== null && queued !== undefined) details.push(`${duration(queued)} in the queue`);
-  if (firstText !== null && firstText !== undefined) details.push(`first text after ${duration(firstText)}`);
-  return `waited ${duration(done)}${details.length ? ` (${details.join(", ")})` : ""}`;
+  if (queued !== null && queued !== undefined) details.push(interpolate(gettext("%(time)s in the queue"), { time: duration(queued) }));
+  if (firstText !== null && firstText !== undefined) {
+    details.push(interpolate(gettext("first text after %(time)s"), { time: duration(firstText) }));
+  }
+  const waited = interpolate(gettext("waited %(time)s"), { time: duration(done) });
+  return details.length ? `${waited} (${details.join(", ")})` : waited;
 }

@@ -1,6 +1,7 @@
 // Organize settings over GET/PUT /api/settings/organization: suggestions, their threshold,
 // automatic moves and theirs, and the folders moves may or may not go into (one per line).
 import { api } from "./api.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const URL = "/api/settings/organization";
 const form = document.getElementById("organize-form");
@@ -40,7 +41,7 @@ async function load() {
     loading.hidden = true;
     button.disabled = false;
   } catch (error) {
-    loading.textContent = `Could not load your settings: ${error.message}`;
+    loading.textContent = interpolate(gettext("Could not load your settings: %(reason)s"), { reason: error.message });
   }
 }
 
@@ -59,7 +60,7 @@ form.addEventListener("submit", async (event) => {
   };
   try {
     show(await api(URL, { method: "PUT", body }));
-    doneBox.textContent = "Saved.";
+    doneBox.textContent = gettext("Saved.");
   } catch (error) {
     errorBox.textContent = error.message;
   } finally {

@@ -2,6 +2,7 @@
 // module (base.html), which re-renders each <time data-relative datetime="..."> every 30 s,
 // whichever script made it. Scripts make them with relativeTime().
 import { dateTime, timeAgo } from "./format.js";
+import { gettext } from "./i18n.js";
 
 export const REFRESH_MS = 30_000;
 
@@ -14,7 +15,7 @@ export function relativeTime(iso) {
 }
 
 // Points an existing <time> at `iso` (empty: no text) and keeps it ticking.
-export function setRelativeTime(element, iso, { empty = "never" } = {}) {
+export function setRelativeTime(element, iso, { empty = gettext("never") } = {}) {
   element.dataset.relative = "";
   element.dataset.empty = empty;
   element.dateTime = iso ?? "";

@@ -2,6 +2,7 @@
 // username or email, or make an invitation link, for one person or anyone holding it.
 import { api, results } from "./api.js";
 import { field, h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const dialog = document.getElementById("share-dialog");
 const error = field(dialog, "error");
@@ -34,7 +35,7 @@ async function loadMembers() {
 }
 
 function memberRow(member) {
-  const label = `Role of ${member.username}`;
+  const label = interpolate(gettext("Role of %(name)s"), { name: member.username });
   const select = h(
     "select",
     {
@@ -42,22 +43,26 @@ function memberRow(member) {
       onchange: () =>
         act(
           () => api(memberUrl(member), { method: "PATCH", body: { role: select.value } }),
-          `${member.username} is now ${article(select.value)}.`,
+          roleSaid(select.value, gettext("%(name)s is now an editor."), gettext("%(name)s is now a viewer."), member.username),
         ),
     },
-    h("option", { value: "viewer" }, "Viewer"),
-    h("option", { value: "editor" }, "Editor"),
+    h("option", { value: "viewer" }, gettext("Viewer")),
+    h("option", { value: "editor" }, gettext("Editor")),
   );
   select.value = member.role;
   const remove = h(
     "button",
-    { type: "button", class: "button small", "aria-label": `Remove ${member.username}` },
-    "Remove",
+    { type: "button", class: "button small", "aria-label": interpolate(gettext("Remove %(name)s"), { name: member.username }) },
+    gettext("Remove"),
   );
   remove.addEventListener("click", () => {
     // Removal takes the folder, and their conversations of it, away at once: asked first.
-    if (!window.confirm(`Remove ${member.username} from ${current.name}? They lose access at once.`)) return;
-    act(() => api(memberUrl(member), { method: "DELETE" }), `${member.username} no longer has access.`);
+    const question = gettext("Remove %(name)s from %(folder)s? They lose access at once.");
+    if (!window.confirm(interpolate(question, { name: member.username, folder: current.name }))) return;
+    act(
+      () => api(memberUrl(member), { method: "DELETE" }),
+      interpolate(gettext("%(name)s no longer has access."), { name: member.username }),
+    );
   });
   return h("li", { class: "member", dataset: { username: member.username } }, h("span", {}, member.username), select, remove);
 }
@@ -66,8 +71,9 @@ function memberUrl(member) {
   return `/api/folders/${current.id}/members/${member.user_id}`;
 }
 
-function article(role) {
-  return role === "editor" ? "an editor" : "a viewer";
+// A sentence about someone's role, whole in each language (an article alone does not translate).
+function roleSaid(role, asEditor, asViewer, name) {
+  return interpolate(role === "editor" ? asEditor : asViewer, { name });
 }
 
 // Runs one change of the member list, then says it was saved (or why not) and shows the list as
@@ -91,7 +97,7 @@ field(dialog, "add-form").addEventListener("submit", async (event) => {
   await act(async () => {
     await api(`/api/folders/${current.id}/members`, { method: "POST", body });
     form.username.value = "";
-  }, `${body.username} was added as ${article(body.role)}.`);
+  }, roleSaid(body.role, gettext("%(name)s was added as an editor."), gettext("%(name)s was added as a viewer."), body.username));
 });
 
 const inviteForm = field(dialog, "invite-form");

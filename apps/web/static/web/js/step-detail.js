@@ -2,6 +2,7 @@
 // Documents (search_folder, rerank_documents) are listed with their scores and passages, each
 // passage under the number the answer cites it by; any other output shows as JSON.
 import { h } from "./dom.js";
+import { gettext, interpolate } from "./i18n.js";
 
 export function showDetail(step, detail) {
   const body = step.querySelector(".step-body");
@@ -9,9 +10,9 @@ export function showDetail(step, detail) {
   if (detail === undefined || detail === null) return;
   const documents = Array.isArray(detail.documents) ? detail.documents : null;
   const shown = documents?.length
-    ? h("ol", { class: "step-documents" }, ...documents.map(documentItem))
+    ? h("ol", {}, ...documents.map(documentItem))
     : h("pre", {}, JSON.stringify(detail, null, 2));
-  body.append(h("div", { class: "step-detail" }, h("p", { class: "step-label" }, documents ? "Documents found" : "Details"), shown));
+  body.append(h("div", { class: "step-detail" }, h("p", { class: "step-label" }, documents ? gettext("Documents found") : gettext("Details")), shown));
 }
 
 function documentItem(doc) {
@@ -22,8 +23,8 @@ function documentItem(doc) {
   return h(
     "li",
     {},
-    h("span", { class: "step-document-name" }, name),
-    typeof doc.score === "number" ? h("span", { class: "step-score" }, `score ${doc.score}`) : null,
+    name,
+    typeof doc.score === "number" ? h("span", { class: "step-score" }, interpolate(gettext("score %(score)s"), { score: doc.score })) : null,
     cited ? h("span", { class: "step-score" }, cited) : null,
     chunks.length ? h("ul", {}, ...chunks.map(passageItem)) : null,
   );

@@ -2,6 +2,7 @@
 import { citationHref } from "./citations.js";
 import { clone, field, h } from "./dom.js";
 import { duration } from "./format.js";
+import { gettext, interpolate } from "./i18n.js";
 import { showDetail } from "./step-detail.js";
 
 export class StepList {
@@ -56,7 +57,7 @@ function stepKey(data) {
 }
 
 function fill(step, data) {
-  field(step, "name").textContent = data.tool_name ?? "tool";
+  field(step, "name").textContent = data.tool_name ?? gettext("tool");
   if (data.tool_input !== undefined) field(step, "input").textContent = pretty(data.tool_input);
   field(step, "brief").textContent = brief(data.tool_input, data.tool_output);
   if (data.reasoning) {
@@ -66,11 +67,15 @@ function fill(step, data) {
   if (data.tool_output !== undefined) field(step, "output").textContent = pretty(data.tool_output);
   if (data.sources?.length) showSources(step, data.sources);
   else if (data.error) field(step, "output").textContent = data.error;
-  else if (step.dataset.state === "running") field(step, "output").textContent = "Running…";
+  else if (step.dataset.state === "running") field(step, "output").textContent = gettext("Running…");
   if (data.tool_output_data !== undefined) showDetail(step, data.tool_output_data);
   const state = step.dataset.state;
   field(step, "duration").textContent =
-    state === "running" ? "running…" : state === "error" ? `failed ${duration(data.duration_ms)}` : duration(data.duration_ms);
+    state === "running"
+      ? gettext("running…")
+      : state === "error"
+        ? interpolate(gettext("failed %(time)s"), { time: duration(data.duration_ms) })
+        : duration(data.duration_ms);
 }
 
 // What a step was about, at a glance: the query it searched; for a step whose input is only ids
@@ -91,7 +96,7 @@ function showSources(step, sources) {
     return h("li", {}, h("a", { href: citationHref(source) }, `[${source.n}] ${label}`));
   });
   const list =
-    step.querySelector(".step-sources") ?? h("ul", { class: "step-sources", "aria-label": "Passages found" });
+    step.querySelector(".step-sources") ?? h("ul", { class: "step-sources", "aria-label": gettext("Passages found") });
   list.replaceChildren(...links);
   field(step, "output").after(list);
 }

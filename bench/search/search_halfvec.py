@@ -1,0 +1,139 @@
+"""The vector leg alone on each HNSW layout, with pgvector 0.8's iterative scans, same questions.
+
+On search_speed.py's loaded rows: the folder's partial index of the 16 buckets (as migrated),
+one table-wide index over ``embedding`` (vector_cosine_ops), and one over
+``embedding::halfvec(384)`` (halfvec_cosine_ops, half the bytes per dimension). Every query is
+vector top-10 of one folder with ``hnsw.iterative_scan = relaxed_order`` and ``ef_search`` 300
+(the planner's ``iterative`` plan), and the index is made the only way in (sorting and bitmap
+scans off): the planner would otherwise answer mid-sized folders from the folder btree with an
+exact sort (search_speed.py --design table shows it). For every measured folder size, exact
+ones included (their share of the table is what a larger folder has at 1M): p50/p95 and
+recall@10 against exact search (numpy), the index actually used, plus build time and size.
+The table keeps ``vector`` storage (a halfvec column would halve it too). Needs the rows and
+the bucket indexes of search_speed.py (same ``--chunks``); the two table-wide indexes are
+dropped after.
+
+    .venv/bin/python bench/search/search_halfvec.py --chunks 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
+
+from apps.library import vector_index
+from bench.search.common import percentile, use_scratch_services
+from bench.search.search_speed import TARGET_SIZES, exact_top, execute, folder_vectors, loaded_meta
+from bench.search.search_speed_data import Corpus, folder_sizes
+
+KINDS = {
+    "bucket": (
+        "",
+        "embedding <=> %s::vector",
+    ),
+    "vector": (
+        "CREATE INDEX bench_hnsw_vector ON library_chunk USING hnsw (embedding vector_cosine_ops)",
+        "embedding <=> %s::vector",
+    ),
+    "halfvec": (
+        "CREATE INDEX bench_hnsw_halfvec ON library_chunk USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops)",
+        "embedding::halfvec(384) <=> %s::halfvec(384)",
+    ),
+}
+FOLDERS = 100
+SMALLEST = 100
+
+
+def statement(kind: str, distance: str) -> str:
+    # The bucket predicate lets the planner use the folder's partial index, as the search does.
+    bucket = f" AND (folder_id %% {vector_index.BUCKETS}) = %s" if kind == "bucket" else ""
+    return f"SELECT id FROM library_chunk WHERE folder_id = %s{bucket} ORDER BY {distance} LIMIT 10"
+
+
+def params(kind: str, folder_id: int, vector: np.ndarray) -> list:
+    literal = "[" + ",".join(f"{x:.7f}" for x in vector) + "]"
+    return [folder_id, vector_index.bucket_of(folder_id), literal] if kind == "bucket" else [folder_id, literal]
+
+
+def top10(kind: str, distance: str, folder_id: int, vector: np.ndarray) -> list[int]:
+    return [row[0] for row in execute(statement(kind, distance), params(kind, folder_id, vector))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=100)
+    args = parser.parse_args()
+    use_scratch_services(f"bench_search_speed_{args.chunks}", embedding_provider="hash")
+    if loaded_meta(f"loaded:{args.chunks}:{args.seed}") is None:
+        raise SystemExit(f"load the rows first: .venv/bin/python bench/search/search_speed.py --chunks {args.chunks}")
+    largest = min(200_000, args.chunks // 5)
+    sizes = folder_sizes(total=args.chunks, count=FOLDERS, smallest=SMALLEST, largest=largest)
+    corpus = Corpus.build(seed=args.seed, sizes=sizes)
+
+    from apps.library.models import Folder
+    from apps.search.planning import EF_SEARCH_MIN
+
+    folders = {int(f.name.split("-")[2]): (f.pk, int(f.name.split("-")[1])) for f in Folder.objects.all()}
+    chosen = sorted({min(folders, key=lambda size: abs(size - t)) for t in TARGET_SIZES if t <= largest})
+    execute("SET maintenance_work_mem = '6GB'")
+    for kind, (ddl, _) in KINDS.items():
+        if not ddl:
+            (size,) = execute(
+                "SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index i"
+                " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam"
+                " WHERE i.indrelid = 'library_chunk'::regclass AND a.amname = 'hnsw' AND i.indpred IS NOT NULL"
+            )[0]
+            print(f"{kind:>8}: 16 partial HNSW indexes, {size / 2**20:.0f} MiB together", flush=True)
+            continue
+        name = ddl.split()[2]
+        execute(f"DROP INDEX IF EXISTS {name}")
+        started = time.perf_counter()
+        execute(ddl)
+        built = time.perf_counter() - started
+        (size,) = execute("SELECT pg_relation_size(%s::regclass)", [name])[0]
+        print(f"{kind:>8}: table-wide HNSW built in {built:.1f} s, {size / 2**20:.0f} MiB", flush=True)
+    execute("ANALYZE library_chunk")
+    execute("SET hnsw.iterative_scan = relaxed_order")
+    execute("SET hnsw.ef_search = %s", [EF_SEARCH_MIN])
+    execute("SET enable_sort = off")
+    execute("SET enable_bitmapscan = off")
+    rng = np.random.default_rng(args.seed + 2)
+    print(f"\n{'chunks':>8} {'share':>6} {'kind':>8} {'p50':>6} {'p95':>6} {'R@10':>6}  index used")
+    try:
+        for size in chosen:
+            folder_id, position = folders[size]
+            vectors_by_folder = {folder_id: folder_vectors(folder_id)}
+            questions = corpus.questions(rng, position, args.queries)
+            truths = [set(exact_top(folder_id, vectors_by_folder, vector, 10)) for _, vector in questions]
+            for kind, (_, distance) in KINDS.items():
+                plan = execute("EXPLAIN " + statement(kind, distance), params(kind, folder_id, questions[0][1]))
+                used = next((row[0].split(" using ")[1].split()[0] for row in plan if " using " in row[0]), "none")
+                for _, vector in questions[:10]:
+                    top10(kind, distance, folder_id, vector)  # warm
+                times, recalls = [], []
+                for (_, vector), truth in zip(questions, truths, strict=True):
+                    started = time.perf_counter()
+                    found = top10(kind, distance, folder_id, vector)
+                    times.append((time.perf_counter() - started) * 1000)
+                    recalls.append(len(truth & set(found)) / len(truth))
+                print(
+                    f"{size:>8,} {size / args.chunks:>6.1%} {kind:>8} {percentile(times, 50):>6.1f}"
+                    f" {percentile(times, 95):>6.1f} {np.mean(recalls):>6.3f}  {used}",
+                    flush=True,
+                )
+    finally:
+        for ddl, _ in KINDS.values():
+            if ddl:
+                execute(f"DROP INDEX IF EXISTS {ddl.split()[2]}")
+
+
+if __name__ == "__main__":
+    main()
