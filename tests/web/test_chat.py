@@ -49,6 +49,10 @@ def test_answer_streams_in_with_citations_that_link_their_passage(page: Page, fo
     answer = answers(page).last
     expect(answer.locator(".answer")).to_contain_text("12,300")
     assert page.evaluate("window.sawStreamingText"), "the answer appeared only whole, never streaming"
+    # Screen readers hear the finished answer through a polite live region, once.
+    announcer = page.locator("#answer-announcer")
+    expect(announcer).to_have_attribute("aria-live", "polite")
+    expect(announcer).to_contain_text("12,300")
     expect(answer.locator(".message-meta")).to_contain_text("Standard")
 
     # A citation opens its document page at the cited chunk (tests/web/test_document_page.py follows one).

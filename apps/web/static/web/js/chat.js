@@ -26,6 +26,7 @@ if (agentMode) {
 const send = document.getElementById("send");
 const stop = document.getElementById("stop");
 const setStatus = statusSetter(document.getElementById("run-status"));
+const announcer = document.getElementById("answer-announcer");
 const conversationList = document.getElementById("conversation-list");
 const images = new ImagePicker(document.getElementById("images"), document.getElementById("chosen-images"));
 
@@ -240,6 +241,7 @@ function follow(run, view = null) {
     message: (data) => {
       answered = true;
       view.finish(data);
+      announcer.textContent = data.text;
       answerControls(view);
       keepScrolled();
     },
