@@ -82,6 +82,9 @@ def test_an_answer_finding_nothing_is_all_in_the_askers_language(library):
         "was ich bis dahin gefunden habe.)"
     )
     assert searched.startswith("Diesen Ordner nach „What is the boiling point of mercury?“")
+    # The steps' lines too, though each tool runs on a thread of its own.
+    searches = [call["output"] for call in run.tool_calls if call["name"] == "search_folder"]
+    assert searches and all(" Textstelle" in output and " aus " in output for output in searches)
 
 
 BOILER = "The boiler service is due every October and is done by Heatwell Ltd for 95 pounds."

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 
 import pytest
+from django.utils import translation
 from jsonschema.validators import validator_for
 
 from apps.chat.agent.context import AgentContext
@@ -106,6 +107,16 @@ def test_keyword_search_with_no_match_says_so(library):
 
     assert payload["documents"] == [] and "Nothing matched" in payload["message"]
     assert output.summary == "0 passages from 0 files"
+
+
+def test_a_search_step_summary_is_in_the_run_owners_language(library):
+    with translation.override("de"):
+        output, payload = run_tool(library, "search_folder", query="federal income tax withheld 2024", k=4)
+        none, _ = run_tool(library, "search_folder", query="zeppelin", mode="keyword")
+
+    files = len(payload["documents"])
+    assert output.summary == f"4 Textstellen aus {files} {'Datei' if files == 1 else 'Dateien'}"
+    assert none.summary == "0 Textstellen aus 0 Dateien"
 
 
 @pytest.mark.parametrize(

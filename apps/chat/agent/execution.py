@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.db import connections
+from django.utils.translation import get_language, ngettext, override
 
 from apps.chat.agent.clipping import clip, clip_input, json_value
 from apps.chat.agent.context import AgentContext, TraceEntry
@@ -71,7 +72,8 @@ class ToolExecutor:
         try:
             # Each in a copy of this thread's context, so a tool's model calls are metered for the run.
             futures = [
-                pool.submit(contextvars.copy_context().run, _execute, self.tools, call, context) for call in runnable
+                pool.submit(contextvars.copy_context().run, _execute, self.tools, call, context, get_language())
+                for call in runnable
             ]
             wait(futures, timeout=budget)
         finally:
@@ -118,7 +120,8 @@ class ToolExecutor:
             self.usage += output.usage
         tool = self.tools.get(call.name)
         self.kinds[tool.kind if tool else ToolKind.OTHER] += 1
-        summary = clip(output.summary + (f" ({stats.new} new)" if stats.hits else ""), SUMMARY_CHARS)
+        fresh = ngettext("(%(count)s new)", "(%(count)s new)", stats.new) % {"count": stats.new}
+        summary = clip(output.summary + (f" {fresh}" if stats.hits else ""), SUMMARY_CHARS)
         status = "error" if output.is_error else "complete"
         tool_input = clip_input(call.arguments)
         # The passages it found, each a link to its document page (kept, so a reload shows them too).
@@ -161,10 +164,12 @@ class ToolExecutor:
         return tool.phase if tool else "working"
 
 
-def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext) -> tuple[ToolOutput, int]:
+def _execute(tools: ToolRegistry, call: ToolCall, context: ToolContext, language: str | None) -> tuple[ToolOutput, int]:
     started = time.perf_counter()
     try:
-        return tools.execute(call, context), round((time.perf_counter() - started) * 1000)
+        # Its summary is shown to the run's owner; the run's language stays in the thread that started it.
+        with override(language):
+            return tools.execute(call, context), round((time.perf_counter() - started) * 1000)
     finally:
         # Pool threads end with their turn; a connection they opened would otherwise leak.
         connections.close_all()

@@ -9,6 +9,7 @@ marks with [n]. The loop does the ending (`loop._answer_call`); this tool only a
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from apps.chat.agent.registry import Tool, ToolContext, ToolInput, ToolOutput, pydantic_tool
@@ -32,8 +33,8 @@ class GenerateAnswerInput(ToolInput):
 
 
 def generate_answer(arguments: GenerateAnswerInput, context: ToolContext) -> ToolOutput:
-    written = "written" if arguments.answer else "to be written from what was gathered"
-    return ToolOutput(data={"answered": True}, summary=f"answer {written}")
+    summary = gettext("answer written") if arguments.answer else gettext("answer to be written from what was gathered")
+    return ToolOutput(data={"answered": True}, summary=summary)
 
 
 ANSWER_TOOLS: tuple[Tool, ...] = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import ngettext
 from pydantic import Field
 
 from apps.chat.agent.context import Passage, estimate_tokens
@@ -79,7 +80,12 @@ def document_read(arguments: DocumentRef, context: ToolContext) -> ToolOutput:
     document = _document(file=file, focus=arguments.focus(), budget=READ_MAX_TOKENS, context=context)
     return ToolOutput(
         data={**document, "notice": DATA_NOTICE},
-        summary=f"{file.path}: {len(document['blocks'])} of {document['total_blocks']} blocks",
+        summary=ngettext(
+            "%(path)s: %(count)s of %(total)s block",
+            "%(path)s: %(count)s of %(total)s blocks",
+            document["total_blocks"],
+        )
+        % {"path": file.path, "count": len(document["blocks"]), "total": document["total_blocks"]},
     )
 
 
@@ -107,7 +113,8 @@ def read_multiple_documents(arguments: ReadMultipleDocumentsInput, context: Tool
     ]
     return ToolOutput(
         data={"documents": documents, "notice": DATA_NOTICE},
-        summary=f"read {len(files)} of {len(file_ids)} documents",
+        summary=ngettext("read %(count)s of %(total)s document", "read %(count)s of %(total)s documents", len(file_ids))
+        % {"count": len(files), "total": len(file_ids)},
     )
 
 

@@ -8,6 +8,7 @@ a clear result saying it cannot.
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext, ngettext
 from pydantic import Field
 
 from apps.chat.agent.registry import (
@@ -78,7 +79,7 @@ def describe_image(arguments: DescribeImageInput, context: ToolContext) -> ToolO
             return _ocr(file=file, data=data, mime_type=mime_type, why=why)
         return ToolOutput(
             data={**_header(file), "description": response.text.strip(), "method": "vision", "notice": DATA_NOTICE},
-            summary=f"{file.path}: described by the model",
+            summary=gettext("%(path)s: described by the model") % {"path": file.path},
             usage=response.usage,
         )
     return _ocr(file=file, data=data, mime_type=mime_type, why=why)
@@ -106,7 +107,12 @@ def _ocr(*, file: File, data: bytes, mime_type: str, why: str) -> ToolOutput:
 def _text_output(*, file: File, text: str, why: str) -> ToolOutput:
     return ToolOutput(
         data={**_header(file), "text": text[:OCR_TEXT_CHARS], "method": "ocr", "note": why, "notice": DATA_NOTICE},
-        summary=f"{file.path}: {len(text)} characters of text read from the image",
+        summary=ngettext(
+            "%(path)s: %(count)s character of text read from the image",
+            "%(path)s: %(count)s characters of text read from the image",
+            len(text),
+        )
+        % {"path": file.path, "count": len(text)},
     )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext
 from pydantic import Field
 
 from apps.chat.agent.context import NumberedPassage
@@ -99,7 +100,12 @@ def rerank_documents(arguments: RerankInput, context: ToolContext) -> ToolOutput
     if missing:
         data["not_gathered"] = {"doc_ids": missing, "error": NOT_FOUND, "hint": "search or read them first"}
     best = ", ".join(f"[{passage.n}]" for passage in ordered[:5])
-    return ToolOutput(data=data, summary=f"best of {len(candidates)}: {best} ({method})", usage=usage)
+    return ToolOutput(
+        data=data,
+        summary=gettext("best of %(count)s: %(best)s (%(method)s)")
+        % {"count": len(candidates), "best": best, "method": method},
+        usage=usage,
+    )
 
 
 def _documents(ordered: Sequence[NumberedPassage], scores: dict[int, float]) -> list[dict[str, Any]]:

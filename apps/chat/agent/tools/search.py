@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import replace
 from typing import Any, Literal
 
+from django.utils.translation import ngettext
 from pydantic import Field, model_validator
 
 from apps.chat.agent.context import Passage
@@ -154,7 +155,8 @@ def search_by_date_range(arguments: SearchByDateRangeInput, context: ToolContext
         )
         return ToolOutput(
             data={"start": arguments.start, "end": arguments.end, "files": [file_summary(file) for file in files]},
-            summary=f"{len(files)} files modified in {span}",
+            summary=ngettext("%(count)s file modified in %(span)s", "%(count)s files modified in %(span)s", len(files))
+            % {"count": len(files), "span": span},
         )
     hits = chunk_search(
         folder_id=context.folder_id,
@@ -200,8 +202,11 @@ def _passages(hits: list[SearchHit]) -> list[Passage]:
 
 
 def _found(hits: list[SearchHit]) -> str:
+    """The step's line on the page, in its owner's language; its count stays first (the metrics read it)."""
     files = len({hit.file_id for hit in hits})
-    return f"{len(hits)} passages from {files} files"
+    from_files = ngettext("%(count)s file", "%(count)s files", files) % {"count": files}
+    found = ngettext("%(count)s passage from %(files)s", "%(count)s passages from %(files)s", len(hits))
+    return found % {"count": len(hits), "files": from_files}
 
 
 SEARCH_TOOLS: tuple[Tool, ...] = (

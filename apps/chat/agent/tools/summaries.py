@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from apps.chat.agent.registry import (
@@ -38,7 +39,7 @@ def get_document_summary(arguments: DocumentSummaryInput, context: ToolContext) 
             "method": summary.method,
             "notice": DATA_NOTICE,
         },
-        summary=f"{file.path}: summary ({summary.method})",
+        summary=gettext("%(path)s: summary (%(method)s)") % {"path": file.path, "method": summary.method},
         usage=summary.usage,
     )
 
