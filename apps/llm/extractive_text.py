@@ -87,7 +87,7 @@ def split_sentences(text: str) -> list[str]:
         pieces: list[str] = []
         # Not only before capitals: extracted text (OCR, old corpora) is often all lower case.
         for piece in re.split(r"(?<=[.!?])\s+", paragraph):
-            if pieces and _ends_with_abbreviation(pieces[-1]):
+            if pieces and (_ends_with_abbreviation(pieces[-1]) or _splits_a_date(pieces[-1], piece)):
                 pieces[-1] = f"{pieces[-1]} {piece}"
             else:
                 pieces.append(piece)
@@ -157,6 +157,32 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]  # note, notes, noted all meet at "not"
     return word
+
+
+# German writes a day as an ordinal ("bis zum 31. März"): its full stop does not end the sentence.
+_MONTHS = frozenset(
+    [
+        "januar",
+        "jänner",
+        "februar",
+        "märz",
+        "april",
+        "mai",
+        "juni",
+        "juli",
+        "august",
+        "september",
+        "oktober",
+        "november",
+        "dezember",
+    ]
+)
+
+
+def _splits_a_date(piece: str, following: str) -> bool:
+    day = piece.rsplit(" ", 1)[-1]
+    month = following.split(" ", 1)[0].lower().rstrip(".,")
+    return bool(re.fullmatch(r"\d{1,2}\.", day)) and month in _MONTHS
 
 
 def _ends_with_abbreviation(piece: str) -> bool:

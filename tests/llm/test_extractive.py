@@ -367,3 +367,16 @@ def test_sentences_split_in_lower_case_text_but_not_after_abbreviations():
         "so is this!",
         "a bullet item",  # the list marker is layout, not part of the sentence
     ]
+
+
+def test_a_german_day_before_its_month_does_not_end_the_sentence():
+    from apps.llm.extractive_text import split_sentences
+
+    text = "Die Nachzahlung ist bis zum 31. März 2025 zu überweisen. Vielen Dank! Wir trafen uns am May 31. Then lunch."
+
+    assert split_sentences(text) == [
+        "Die Nachzahlung ist bis zum 31. März 2025 zu überweisen.",
+        "Vielen Dank!",
+        "Wir trafen uns am May 31.",
+        "Then lunch.",
+    ]
