@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -29,19 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 
 from bench import ROOT
 from bench.chat.common import QUESTIONS, bench_user, pct, seeded_folder, use_scratch_services
+from bench.common.machine import lscpu_model
 from tests.support.mcp_clients import mcp_over_http, structured
 from tests.support.servers import start_uvicorn
 
 Ask = Callable[[str], Awaitable[None]]
 TARGET_MS = 50
-
-
-def lscpu_model() -> str:
-    try:
-        lines = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown CPU (no lscpu)"
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Model name")), "unknown CPU")
 
 
 def rest_asker(client: httpx.AsyncClient, folder_id: int) -> Ask:
