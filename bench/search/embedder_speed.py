@@ -4,9 +4,9 @@ The baseline is sentence-transformers as its users run it: ``SentenceTransformer
 normalize_embeddings=True)`` with its own batching, torch at ``torch.set_num_threads(N)``. Beside it,
 on the same texts with N ONNX Runtime intra-op threads: the default graph (``local``: fused,
 int8) and the float32 graph it replaced (exported into var/bench once). Texts: the CISI abstracts
-(/work/shared/data/cisi) cut by the project's chunker. The int8 graph's float32 exceptions
-(minilm_onnx.FP32_PRODUCTS) were chosen by each product's cost in cosine when quantized alone, on
-the test texts and these chunks, and checked on CACM. The CPU's model and the instruction sets that
+(/work/shared/data/cisi) cut by the project's chunker. The int8 graph's float32 part (each
+feed-forward product's outlier input channels, minilm_int8.OUTLIER_CHANNELS) was found on CACM
+chunks, not these. The CPU's model and the instruction sets that
 decide int8 speed (AVX2, VNNI, AVX-512) are printed first: the vectors do not depend on them (7-bit
 weights never saturate), the speed does.
 
@@ -15,11 +15,14 @@ alike; texts/s is over each one's two runs. Then the cosine of every text's vect
 (min / mean) and the p50 / p95 of one 30-word question. Targets: int8 >= 2x encode at every
 text's cosine >= 0.99; question p50 < 10 ms.
 
+``--profile N`` prints the default graph's ONNX Runtime profile at one thread over N CISI chunks:
+each operator's share of op time, and the float32 products' and int8 products' shares.
+
 ``--quality`` also ranks Cranfield and CACM documents by the vector leg alone (exact cosine over
 each collection's chunks, a document at its best chunk) with encode and the default: nDCG@10 must
 stay within 0.005.
 
-    nice -n 10 .venv/bin/python bench/search/embedder_speed.py [--texts 400] [--threads 1 2] [--quality]
+    nice -n 10 .venv/bin/python bench/search/embedder_speed.py [--texts 400] [--threads 1 2] [--profile 150] [--quality]
 """
 
 from __future__ import annotations
@@ -126,6 +129,41 @@ def query_latency(embed_query: Callable[[str], np.ndarray], label: str, *, runs:
     print(f"  {label} query ({len(QUESTION.split())} words): p50 {p50:.2f} ms  p95 {p95:.2f} ms")
 
 
+def profile(texts: list[str]) -> None:
+    import json
+
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    from apps.embeddings.minilm_onnx import MAX_SEQ_TOKENS, default_graph_path, model_dir
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.enable_profiling = True
+    options.profile_file_prefix = str(ROOT / "var" / "bench" / "embedder_profile")
+    session = onnxruntime.InferenceSession(str(default_graph_path()), options, providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_SEQ_TOKENS)
+    for encoding in tokenizer.encode_batch(texts):  # one at a time, as the int8 graph runs them
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})
+    trace = Path(session.end_profiling())
+    by_operator: dict[str, float] = defaultdict(float)
+    for event in json.loads(trace.read_text()):
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            by_operator[event["args"]["op_name"]] += event["dur"]
+    trace.unlink()
+    total = sum(by_operator.values())
+    print(f"\nONNX Runtime profile of the default graph, 1 thread, {len(texts)} CISI chunks ({load()}):")
+    print(
+        "  " + ", ".join(f"{op} {us / total:.1%}" for op, us in sorted(by_operator.items(), key=lambda i: -i[1])[:10])
+    )
+    kinds = {"float32 products": {"MatMul", "FusedMatMul", "Gemm", "Attention"}}
+    kinds["int8 products"] = {"MatMulInteger", "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLinear"}
+    for kind, operators in kinds.items():
+        print(f"  {kind}: {sum(by_operator[op] for op in operators) / total:.1%} of op time")
+
+
 def quality(runs: dict[str, Embed], collections: list[str]) -> None:
     for collection in collections:
         loaded = COLLECTIONS[collection]()
@@ -159,6 +197,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--texts", type=int, default=400, help="CISI chunks (0: skip the speed runs)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="CHUNKS", help="profile the default graph on CISI chunks"
+    )
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--collections", nargs="+", default=["cranfield", "cacm"], choices=["cranfield", "cacm"])
     args = parser.parse_args()
@@ -166,9 +207,12 @@ def main() -> None:
     import django
 
     django.setup()
-    texts = chunks_of(smart(DATA / "cisi").documents)[0][: args.texts]
+    chunks = chunks_of(smart(DATA / "cisi").documents)[0]
+    texts = chunks[: args.texts]
     print(cpu())
-    for threads in args.threads:
+    if args.profile:
+        profile(chunks[: args.profile])
+    for threads in args.threads if texts or args.quality else []:
         runs, encode_query, int8_query = embedders(threads)
         if texts:
             print(f"\n{threads} thread(s) each; {len(texts)} CISI chunks; {load()}")
