@@ -35,6 +35,8 @@ BENCHMARKS = [
     "ops/watcher_delay.py",
     "ops/fairness.py",
     "ops/files_page.py",
+    "ops/sync_nochange.py",
+    "ops/folders_page.py",
     "inbox/router_latency.py",
     "ops/load.py",
     "ingest/ocr_quality.py",

@@ -36,6 +36,16 @@ def _fresh_redis_database() -> None:
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
 
 
+@pytest.fixture(autouse=True)
+def _site_language_after_each_test() -> Iterator[None]:
+    """Django's LocaleMiddleware activates a request's language in the thread that served it and
+    never deactivates it: a test client request in German would leave the next test German."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="alice", password="alice-password")

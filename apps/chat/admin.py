@@ -32,10 +32,10 @@ class ConversationAdmin(admin.ModelAdmin[Conversation]):
 
 @admin.register(AgentRun)
 class AgentRunAdmin(admin.ModelAdmin[AgentRun]):
-    list_display = ["id", "owner", "mode", "status", "iterations", "created_at", "finished_at"]
+    list_display = ["id", "owner", "mode", "status", "language", "iterations", "created_at", "finished_at"]
     list_filter = ["mode", "status"]
     raw_id_fields = ["owner", "conversation", "question", "answer"]
-    readonly_fields = ["tool_calls", "metrics", "fallback_reason", "error", "started_at", "finished_at"]
+    readonly_fields = ["language", "tool_calls", "metrics", "fallback_reason", "error", "started_at", "finished_at"]
     change_list_template = "admin/chat/agentrun/change_list.html"
 
     def get_urls(self) -> list[URLPattern]:

@@ -35,6 +35,7 @@ from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import paginated_response
 from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
+from apps.core.preferences import request_language
 from apps.library.access import folder_access
 from apps.llm.model_choice import model_allowed, models_allowed
 
@@ -118,6 +119,7 @@ class FolderChatApi(APIView):
             max_iterations=values.get("max_iterations"),
             model=values.get("model", ""),
             images=images,
+            language=request_language(user_id=request.user.pk),
         )
         if request.accepted_renderer.format == EventStreamRenderer.format:
             return run_streamed(run)

@@ -49,6 +49,7 @@ def answer_continue_start(*, user: AbstractBaseUser, message: Message) -> AgentR
         question=message,
         mode=original.mode,
         model=original.model,
+        language=original.language,  # goes on in the language it was begun in
     )
 
 

@@ -47,7 +47,7 @@ def run_cancel(*, run: AgentRun) -> AgentRun:
 
 @transaction.atomic
 def conversation_regenerate(*, user: AbstractBaseUser, conversation: Conversation) -> AgentRun:
-    """A new run for the conversation's last question, in the mode (and with the model) it was asked in.
+    """A new run for the conversation's last question, in the mode, model and language it was asked in.
 
     The earlier answer stays (the asker may prefer it); the new one follows it. The conversation's
     row is locked, so two regenerations at once make one run, and the other is told why not.
@@ -63,7 +63,12 @@ def conversation_regenerate(*, user: AbstractBaseUser, conversation: Conversatio
     now = timezone.now()
     Conversation.objects.filter(pk=conversation.pk).update(last_activity_at=now)
     return AgentRun.objects.create(
-        owner_id=user.pk, conversation=conversation, question_id=last.question_id, mode=last.mode, model=last.model
+        owner_id=user.pk,
+        conversation=conversation,
+        question_id=last.question_id,
+        mode=last.mode,
+        model=last.model,
+        language=last.language,
     )
 
 

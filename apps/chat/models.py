@@ -166,6 +166,9 @@ class AgentRun(TimestampedModel):
     max_iterations = models.PositiveSmallIntegerField(null=True, blank=True)
     # The model the request chose for every call of the run (LLM_MODELS_ALLOWED); empty: the configured ones.
     model = models.CharField(max_length=100, blank=True)
+    # One of LANGUAGES: the asker's when the run was asked for (their account choice, else the request's),
+    # for what the worker writes them. Empty without a request (evaluations, `manage.py ask`): the owner's.
+    language = models.CharField(max_length=8, blank=True)
     tool_calls = models.JSONField(default=list, blank=True, help_text="Every call: name, input, output, status, ms")
     metrics = models.JSONField(default=dict, blank=True)
     fallback_reason = models.TextField(blank=True)

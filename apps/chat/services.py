@@ -48,7 +48,7 @@ from apps.core import task_limits
 from apps.core.api import ConflictError
 from apps.core.logging import redact
 from apps.core.metrics import run_observe
-from apps.core.preferences import user_language
+from apps.core.preferences import answer_language, language_codes
 from apps.core.tracing import tracing_bind
 from apps.library.access import folders_visible
 from apps.library.models import Folder, FolderStatus
@@ -80,12 +80,15 @@ def chat_start(
     max_iterations: int | None = None,
     model: str = "",
     images: Sequence[ImageUpload] = (),
+    language: str = "",
 ) -> AgentRun:
     """Persist the question (with its checked `images`) and a queued run; the caller decides
     where the run executes.
 
     `max_iterations` (agent mode) asks for fewer rounds of tool calls than the setting, never more.
     `model`: one of LLM_MODELS_ALLOWED (the caller checked it) for every call of the run.
+    `language`: the asker's (`apps.core.preferences.answer_language`), for what the worker writes;
+    "" without a request.
     """
     if conversation is None:
         conversation = Conversation.objects.create(
@@ -103,6 +106,7 @@ def chat_start(
         mode=RunMode.AGENT if agent_mode else RunMode.STANDARD,
         max_iterations=min(max_iterations, settings.AGENT_MAX_ITERATIONS) if agent_mode and max_iterations else None,
         model=model,
+        language=language,
     )
     folder_sync_if_stale(folder=folder)
     return run
@@ -145,11 +149,12 @@ def run_start_thread(*, run: AgentRun) -> None:
 def run_execute(*, run_id: uuid.UUID | str, on_event: EventCallback | None = None) -> AgentRun:
     """Run a queued run to its end; a no-op for a finished one (redelivered tasks, cancelled runs).
 
-    Its fixed sentences (a failure's, the offline answerer's) are in the language its owner chose
-    (their account page); a worker or a thread has no request to read a browser's language from.
+    Its fixed sentences (a failure's, the offline answerer's, the steps') are in the language it was
+    asked in (`AgentRun.language`): a worker or a thread has no request to read it from. A run
+    without one (no request made it) is in its owner's choice, else LANGUAGE_CODE.
     """
-    owner_id = AgentRun.objects.filter(pk=run_id).values_list("owner_id", flat=True).first()
-    with translation.override(user_language(user_id=owner_id) or settings.LANGUAGE_CODE):
+    language, owner_id = AgentRun.objects.filter(pk=run_id).values_list("language", "owner_id").first() or ("", None)
+    with translation.override(language if language in language_codes() else answer_language(user_id=owner_id)):
         return _run_execute(run_id=run_id, on_event=on_event)
 
 

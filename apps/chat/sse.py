@@ -7,6 +7,7 @@ import uuid
 
 from django.http import HttpRequest, HttpResponseBase, JsonResponse, StreamingHttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from apps.chat.models import FINISHED_RUN_STATUSES, AgentRun, RunStatus
@@ -27,7 +28,7 @@ async def run_events(request: HttpRequest, run_id: uuid.UUID) -> HttpResponseBas
         return reader
     user, after_id = reader
     if not await runs_readable(user=user).filter(pk=run_id).aexists():  # a revoked member's too
-        return JsonResponse({"detail": "Run not found."}, status=404)
+        return JsonResponse({"detail": _("Run not found.")}, status=404)
     return event_stream_response(run_id=run_id, after_id=after_id)
 
 
@@ -41,7 +42,7 @@ def event_stream_response(*, run_id: uuid.UUID, after_id: str = "0") -> Streamin
             after_id=after_id,
             ends_on=TERMINAL_TYPES,
             when_quiet=terminal_without_log,
-            unavailable={"run_id": str(run_id), "message": "Live updates are unavailable; reconnect to resume."},
+            unavailable={"run_id": str(run_id), "message": _("Live updates are unavailable; reconnect to resume.")},
         )
     )
 
@@ -49,11 +50,11 @@ def event_stream_response(*, run_id: uuid.UUID, after_id: str = "0") -> Streamin
 async def _terminal_without_log(run_id: uuid.UUID) -> str | None:
     run = await AgentRun.objects.filter(pk=run_id).only("status", "finished_at", "error").afirst()
     if run is None:
-        return unsaved_event("error", {"run_id": str(run_id), "message": "The run no longer exists."})
+        return unsaved_event("error", {"run_id": str(run_id), "message": _("The run no longer exists.")})
     if run.status not in FINISHED_RUN_STATUSES or run.finished_at is None:
         return None
     if run.finished_at > timezone.now() - _TERMINAL_GRACE:
         return None
     if run.status == RunStatus.ERROR:
-        return unsaved_event("error", {"run_id": str(run_id), "message": "The run failed."})
+        return unsaved_event("error", {"run_id": str(run_id), "message": _("The run failed.")})
     return unsaved_event("done", {"run_id": str(run_id), "status": run.status})

@@ -18,6 +18,7 @@ from apps.connectors.selectors import drive_credential_get
 from apps.connectors.services import drive_disconnect
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.openapi import error_response
+from apps.core.stored_messages import message_shown
 from apps.library.sources import SourceAuthError, SourceError, SourceNotFoundError
 
 
@@ -113,7 +114,7 @@ class DriveFoldersApi(APIView):
         except SourceNotFoundError:
             raise NotFound(_("This Drive folder does not exist or your Google account cannot read it.")) from None
         except SourceAuthError as exc:
-            raise ConflictError(str(exc)) from None
+            raise ConflictError(message_shown(exc)) from None
         except SourceError as exc:
-            raise ApplicationError(str(exc)) from None
+            raise ApplicationError(message_shown(exc)) from None
         return Response(self.DriveFolderPageOutputSerializer(page).data)

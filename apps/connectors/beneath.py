@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 
+from django.utils.translation import gettext_noop
+
 from apps.library.sources import SourceError, SourceNotFoundError
 
 _DIRECTORY = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
@@ -34,7 +36,7 @@ def file_open_beneath(*, root: Path, relative: str) -> tuple[int, os.stat_result
     info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
         os.close(descriptor)
-        raise SourceError(f"{relative} is not a regular file.")
+        raise SourceError(gettext_noop("%(path)s is not a regular file."), path=relative)
     return descriptor, info
 
 
@@ -45,9 +47,11 @@ def directory_open_beneath(*, root: Path, parts: list[str], create: bool = False
     try:
         descriptor = os.open(root, _DIRECTORY)
     except FileNotFoundError:
-        raise SourceNotFoundError(f"The folder {root} no longer exists.") from None
+        raise SourceNotFoundError(gettext_noop("The folder %(root)s no longer exists."), root=root) from None
     except OSError as exc:
-        raise SourceError(f"The folder {root} cannot be opened: {exc.strerror}") from exc
+        raise SourceError(
+            gettext_noop("The folder %(root)s cannot be opened: %(reason)s"), root=root, reason=exc.strerror
+        ) from exc
     try:
         for index, name in enumerate(parts):
             if create:
@@ -76,19 +80,21 @@ def hidden_file_create(*, directory: int, prefix: str) -> tuple[int, str]:
 def _open_component(parent: int, parts: list[str], index: int, flags: int) -> int:
     name = parts[index]
     if name in {"", ".", ".."} or "/" in name or "\x00" in name:
-        raise SourceError(f"{name!r} is not a plain name inside the folder.")
+        raise SourceError(gettext_noop("%(name)s is not a plain name inside the folder."), name=repr(name))
     shown = "/".join(parts[: index + 1])
     try:
         return os.open(name, flags, dir_fd=parent)
     except FileNotFoundError:
-        raise SourceNotFoundError(f"{shown} no longer exists.") from None
+        raise SourceNotFoundError(gettext_noop("%(path)s no longer exists."), path=shown) from None
     except OSError as exc:
         # A symlink opened with O_NOFOLLOW fails with ELOOP, or ENOTDIR when a directory was asked for.
         if exc.errno in {errno.ELOOP, errno.ENOTDIR} and _is_symlink(parent, name):
-            raise SourceError(f"{shown} is a symbolic link; files are read only beneath the folder.") from None
+            raise SourceError(
+                gettext_noop("%(path)s is a symbolic link; files are read only beneath the folder."), path=shown
+            ) from None
         if exc.errno == errno.ENOTDIR:
-            raise SourceNotFoundError(f"{shown} is no longer a directory.") from None
-        raise SourceError(f"{shown} is unreadable: {exc.strerror}") from exc
+            raise SourceNotFoundError(gettext_noop("%(path)s is no longer a directory."), path=shown) from None
+        raise SourceError(gettext_noop("%(path)s is unreadable: %(reason)s"), path=shown, reason=exc.strerror) from exc
 
 
 def _is_symlink(parent: int, name: str) -> bool:
@@ -101,5 +107,5 @@ def _is_symlink(parent: int, name: str) -> bool:
 def _plain_parts(relative: str) -> list[str]:
     parts = list(PurePosixPath(relative).parts)
     if not parts or PurePosixPath(relative).is_absolute():
-        raise SourceError(f"{relative!r} is not a path inside the folder.")
+        raise SourceError(gettext_noop("%(path)s is not a path inside the folder."), path=repr(relative))
     return parts

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation.trans_real import parse_accept_lang_header
 
 from apps.core.api import ApplicationError
 from apps.core.models import Preferences
@@ -22,6 +24,30 @@ def user_language(*, user_id: int | None) -> str:
     chosen = Preferences.objects.filter(user_id=user_id).values_list("language", flat=True).first() or ""
     # A language later taken off LANGUAGES falls back to the browser's.
     return chosen if chosen in language_codes() else ""
+
+
+def answer_language(*, user_id: int | None, asked: str = "") -> str:
+    """The language to write to a person in: the one they chose, else `asked` (a request's, from its
+    cookie or Accept-Language) when it is one of LANGUAGES, else LANGUAGE_CODE."""
+    return user_language(user_id=user_id) or (asked if asked in language_codes() else "") or settings.LANGUAGE_CODE
+
+
+def request_language(*, user_id: int | None) -> str:
+    """`answer_language` in a request, asked what LocaleMiddleware negotiated (cookie, Accept-Language).
+    A token's request gets its person's choice here: UserLanguageMiddleware runs before DRF knows them."""
+    return answer_language(user_id=user_id, asked=translation.get_language())
+
+
+def accepted_language(*, header: str) -> str:
+    """The first of LANGUAGES an Accept-Language header asks for (as LocaleMiddleware reads it), or ""."""
+    for code, _quality in parse_accept_lang_header(header):  # best first
+        if code == "*":  # any language: the site's own
+            break
+        try:
+            return translation.get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return ""
 
 
 def language_check(*, language: str) -> str:

@@ -7,6 +7,7 @@ A view checks the user and the object, then returns ``sse_response(sse_stream(..
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -18,6 +19,7 @@ from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from apps.core.events import Event, EventBusUnavailable, events_follow, is_valid_event_id
 from apps.core.metrics import SSE_STREAMS_OPEN
 from apps.core.models import TokenScope
+from apps.core.stored_messages import stored_messages_in
 from apps.core.tokens import (
     TokenInvalid,
     TokenScopeMissing,
@@ -95,7 +97,7 @@ async def sse_stream(
                     if event is not None and keep is not None and not await keep(event):
                         continue
                     if event is not None and event.type not in recheck_on:
-                        yield event.as_sse()
+                        yield _shown(event)
                         if event.type in ends_on:
                             return
                         continue
@@ -103,7 +105,7 @@ async def sse_stream(
                         yield unsaved_event("error", ACCESS_LOST)
                         return
                     if event is not None:
-                        yield event.as_sse()
+                        yield _shown(event)
                         continue
                     ending = await when_quiet() if when_quiet is not None else None
                     if ending is not None:
@@ -112,6 +114,11 @@ async def sse_stream(
                     yield PING
             except EventBusUnavailable:
                 yield unsaved_event("error", unavailable)
+
+
+def _shown(event: Event) -> str:
+    # A stored reason (a file's, a sync's) in the reader's language; the log keeps it in English.
+    return dataclasses.replace(event, data=stored_messages_in(event.data)).as_sse()
 
 
 def sse_response(stream: AsyncIterator[str]) -> StreamingHttpResponse:

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from apps.core.api import Pagination
 from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
+from apps.core.preferences import request_language
 from apps.evaluation import generation, selectors, services
 from apps.evaluation.models import EvaluationMode, EvaluationSet
 from apps.evaluation.serializers import (
@@ -117,6 +118,7 @@ class FolderEvaluationGenerateApi(APIView):
             user=request.user,  # type: ignore[arg-type]
             count=data.validated_data["count"],
             seed=data.validated_data.get("seed"),
+            language=request_language(user_id=request.user.pk),  # their account's choice, else their browser's
         )
         return Response(GeneratedOutputSerializer(generated).data)
 

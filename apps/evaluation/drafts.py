@@ -9,6 +9,9 @@
 - a sentence stating an amount, a date or a share -> the sentence asked back with that part
   replaced: "According to policy.md, the policy renews on what date?";
 - the document's title, when nothing else: "What does lease.docx say about lease renewal 2025?".
+
+The templates are in the active language (`gettext`); what they quote (a label, a clause, a name)
+stays as the file writes it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from django.utils.translation import gettext
 
 from apps.evaluation.passages import Passage
 
@@ -70,7 +75,7 @@ def passage_drafts(passage: Passage) -> list[Draft]:
     if passage.heading and body:
         fact = next((found for line in passage.lines for found in [_fact(line, strict=True)] if found), None)
         topic = _phrase(passage.heading.rstrip(":"))
-        question = f"What does {file} say about {topic}?"
+        question = gettext("What does %(file)s say about %(topic)s?") % {"file": file, "topic": topic}
         drafts.append(Draft("title" if passage.is_title else "heading", question, _some(fact), passage.heading))
     return [draft for draft in drafts if len(draft.question.split()) <= MAX_QUESTION_WORDS]
 
@@ -117,7 +122,7 @@ def _field(label: str, value: str, line: str, file: str) -> Iterator[Draft]:
         return  # a sentence after a name and a colon ("Alex: deliver the illustrations by Friday.")
     fact = _fact(value)
     if fact:
-        yield Draft("field", f"What is the {_phrase(label)} in {file}?", (fact,), line)
+        yield Draft("field", _field_question(_phrase(label), file), (fact,), line)
 
 
 def _table_row(header: Sequence[str], cells: Sequence[str], line: str, file: str) -> Iterator[Draft]:
@@ -128,7 +133,12 @@ def _table_row(header: Sequence[str], cells: Sequence[str], line: str, file: str
     for column, value in zip(header[1:], cells[1:], strict=False):
         fact = _fact(value)
         if fact and column:
-            yield Draft("row", f"What is the {column} {_phrase(label)} in {file}?", (fact,), line)
+            question = gettext("What is the %(column)s %(label)s in %(file)s?") % {
+                "column": column,
+                "label": _phrase(label),
+                "file": file,
+            }
+            yield Draft("row", question, (fact,), line)
 
 
 def _record(line: str, file: str) -> Iterator[Draft]:
@@ -138,7 +148,7 @@ def _record(line: str, file: str) -> Iterator[Draft]:
     for column, value in rest:
         fact = _fact(value)
         if fact and _askable_label(column) and fact != name:
-            question = f"What is the {_phrase(column.replace('_', ' '))} of {name} in {file}?"
+            question = _record_question(_phrase(column.replace("_", " ")), name, file)
             yield Draft("record", question, (fact,), line)
 
 
@@ -148,8 +158,16 @@ def _json_record(fields: Sequence[tuple[str, str]], file: str) -> Iterator[Draft
     for label, value in fields:
         fact = _fact(value)
         if fact and value != name and _askable_label(label):
-            question = f"What is the {_phrase(label.replace('_', ' '))} of {name} in {file}?"
+            question = _record_question(_phrase(label.replace("_", " ")), name, file)
             yield Draft("record", question, (fact,), f"{label}: {value}")
+
+
+def _field_question(label: str, file: str) -> str:
+    return gettext("What is the %(label)s in %(file)s?") % {"label": label, "file": file}
+
+
+def _record_question(label: str, name: str, file: str) -> str:
+    return gettext("What is the %(label)s of %(name)s in %(file)s?") % {"label": label, "name": name, "file": file}
 
 
 def _askable_label(label: str) -> bool:
@@ -194,20 +212,41 @@ def _cloze(clause: str, sentence: str, file: str) -> Draft | None:
     """The clause asked back with its amount, date or share replaced by what asks for it."""
     if len(clause.split()) < MIN_SENTENCE_WORDS:
         return None
-    for pattern, asks in ((_MONEY, "how much"), (_DATE, "what date"), (_MONTH, "what month"), (_PERCENT, "what share")):
+    for pattern in (_MONEY, _DATE, _MONTH, _PERCENT):
         found = next((match for match in pattern.finditer(clause) if not _aside(clause, match)), None)
         if found is None:
             continue
         fact = (found.group("a") or found.group("b")) if pattern is _MONEY else found.group(0)
-        label = clause[: found.start()].rstrip()
-        if label.endswith(":") and _askable_label(label[:-1]):  # a field written as a sentence
-            return Draft("field", f"What is the {_phrase(label[:-1])} in {file}?", (fact,), sentence)
-        asked = f"{clause[: found.start()].rstrip()} {asks}{clause[found.end() :]}".strip()
-        first, _, rest = asked.partition(" ")
-        if _common_word(first, sentence):
-            asked = f"{first[:1].lower()}{first[1:]} {rest}"
-        return Draft("sentence", f"According to {file}, {asked}?", (fact,), sentence)
+        before = clause[: found.start()].rstrip()
+        if before.endswith(":") and _askable_label(before[:-1]):  # a field written as a sentence
+            return Draft("field", _field_question(_phrase(before[:-1]), file), (fact,), sentence)
+        first, space, rest = before.partition(" ")
+        if first and _common_word(first, sentence):
+            before = f"{first[:1].lower()}{first[1:]}{space}{rest}"
+        after = clause[found.end() :].rstrip()
+        question = _cloze_question(pattern, opening=bool(before)) % {"file": file, "before": before, "after": after}
+        return Draft("sentence", question, (fact,), sentence)
     return None
+
+
+def _cloze_question(pattern: re.Pattern[str], *, opening: bool) -> str:
+    """The question a clause is asked back in, by what its gap held; whole sentences, so that a
+    translation may put the asking words where its language does ("…" where the gap was)."""
+    if pattern is _MONEY:
+        if opening:
+            return gettext("According to %(file)s, %(before)s how much%(after)s?")
+        return gettext("According to %(file)s, how much%(after)s?")
+    if pattern is _DATE:
+        if opening:
+            return gettext("According to %(file)s, %(before)s what date%(after)s?")
+        return gettext("According to %(file)s, what date%(after)s?")
+    if pattern is _MONTH:
+        if opening:
+            return gettext("According to %(file)s, %(before)s what month%(after)s?")
+        return gettext("According to %(file)s, what month%(after)s?")
+    if opening:
+        return gettext("According to %(file)s, %(before)s what share%(after)s?")
+    return gettext("According to %(file)s, what share%(after)s?")
 
 
 def _aside(text: str, match: re.Match[str]) -> bool:

@@ -8,6 +8,10 @@ no model) each question is written from its passage by `drafts`; with a model, t
 the question and copies its fact from the passage, through the answer role's provider and
 metered as the person's usage (`apps.llm.usage`). A passage the model left out, or every passage
 once a model call failed, gets its offline question instead. Each question expects its source file.
+
+Questions are written in the language of whoever asks for them (the request's); without a request,
+in the language the person chose on their account page, else the site's. The model's instructions
+stay English and name that language; the facts are copied as the passages write them.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.core.api import ApplicationError
+from apps.core.preferences import user_language
 from apps.evaluation.drafts import Draft, passage_drafts
 from apps.evaluation.passages import Passage, folder_passages
 from apps.evaluation.scoring import fact_stated, normalised
@@ -65,6 +72,7 @@ MODEL_SYSTEM_PROMPT = (
     'Answer with JSON only: {"questions": [{"passage": <its number>, "question": "...", "fact": "..."}]}, '
     "one entry per passage."
 )
+MODEL_LANGUAGE_PROMPT = "Write the questions in %s; copy each fact as the passage writes it, untranslated."
 MODEL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -104,9 +112,21 @@ class Generated:
 
 
 def evaluation_questions_generate(
-    *, folder: Folder, user: AbstractBaseUser, count: int = DEFAULT_COUNT, seed: int | None = None
+    *,
+    folder: Folder,
+    user: AbstractBaseUser,
+    count: int = DEFAULT_COUNT,
+    seed: int | None = None,
+    language: str | None = None,
 ) -> Generated:
-    """Up to `count` questions over the folder's indexed passages; 400 when none makes one."""
+    """Up to `count` questions over the folder's indexed passages, written in `language` (absent:
+    the one `user` chose, else the site's); 400 when none makes one."""
+    language = language or user_language(user_id=user.pk) or settings.LANGUAGE_CODE
+    with translation.override(language):
+        return _generate(folder=folder, user=user, count=count, seed=seed, language=language)
+
+
+def _generate(*, folder: Folder, user: AbstractBaseUser, count: int, seed: int | None, language: str) -> Generated:
     seed = secrets.randbelow(2**31) if seed is None else seed
     rng = random.Random(seed)  # noqa: S311  (a repeatable sample, not a secret)
     picked = passages_picked(folder_passages(folder_id=folder.pk, rng=rng, questions=count), count=count, rng=rng)
@@ -132,7 +152,7 @@ def evaluation_questions_generate(
     if isinstance(llm, ExtractiveProvider):
         return Generated([_offline(passage, draft) for passage, draft in picked], seed, "offline", notices)
     with usage_context(user_id=user.pk, folder_id=folder.pk):
-        written, failure = _model_written(llm, [passage for passage, _draft in picked])
+        written, failure = _model_written(llm, [passage for passage, _draft in picked], language=language)
     if failure:
         notices.append(_("%(failure)s The questions it did not write were made without it.") % {"failure": failure})
     questions: list[GeneratedQuestion] = []
@@ -193,16 +213,20 @@ def _source(passage: Passage, *, excerpt: str, by: str) -> dict[str, Any]:
     return {"file": passage.path, "location": location, "excerpt": excerpt[:EXCERPT_CHARS], "by": by}
 
 
-def _model_written(llm: LLMProvider, passages: Sequence[Passage]) -> tuple[dict[int, GeneratedQuestion], str]:
+def _model_written(
+    llm: LLMProvider, passages: Sequence[Passage], *, language: str
+) -> tuple[dict[int, GeneratedQuestion], str]:
     """The model's question for each passage it wrote one for, by position; and, once a call failed
     (no later call is made), the reason in words for the person."""
     written: dict[int, GeneratedQuestion] = {}
+    # Named in English, as the rest of the instructions are ("German", not "Deutsch").
+    system = f"{MODEL_SYSTEM_PROMPT} {MODEL_LANGUAGE_PROMPT % translation.get_language_info(language)['name']}"
     for start in range(0, len(passages), MODEL_BATCH):
         batch = passages[start : start + MODEL_BATCH]
         try:
             response = llm.complete(
                 messages=[Message.user(_model_prompt(batch))],
-                system=MODEL_SYSTEM_PROMPT,
+                system=system,
                 max_tokens=MODEL_TOKENS_PER_QUESTION * len(batch),
                 temperature=0.3,
                 json_schema=MODEL_SCHEMA,

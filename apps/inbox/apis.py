@@ -24,6 +24,7 @@ from apps.chat.streaming import EventStreamRenderer, run_streamed
 from apps.core.api import Pagination
 from apps.core.models import TokenScope
 from apps.core.openapi import PAGINATION_PARAMETERS, error_response, paginated
+from apps.core.preferences import request_language
 from apps.inbox import selectors
 from apps.inbox.serializers import (
     InboxConversationOutputSerializer,
@@ -115,7 +116,9 @@ class InboxConversationCollectionApi(APIView):
             folder_id=data.validated_data["folder_id"],
             action=FolderAction.MANAGE,
         )
-        conversation, run = inbox_conversation_start(folder=folder, text=data.validated_data.get("message"))
+        conversation, run = inbox_conversation_start(
+            folder=folder, text=data.validated_data.get("message"), language=request_language(user_id=request.user.pk)
+        )
         if run is not None:
             return _run_response(request, conversation=conversation, run=run)
         return Response(InboxConversationOutputSerializer(_conversation_or_404(request, conversation.pk)).data)
@@ -190,7 +193,11 @@ class InboxMessageCreateApi(APIView):
         conversation = _conversation_or_404(request, conversation_id)
         data = self.MessageInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        run = inbox_message_post(conversation=conversation, text=data.validated_data["text"])
+        run = inbox_message_post(
+            conversation=conversation,
+            text=data.validated_data["text"],
+            language=request_language(user_id=request.user.pk),
+        )
         return _run_response(request, conversation=conversation, run=run)
 
 

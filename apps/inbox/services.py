@@ -12,8 +12,10 @@ from apps.library.models import Folder
 
 
 @transaction.atomic
-def inbox_message_post(*, conversation: Conversation, text: str) -> AgentRun:
+def inbox_message_post(*, conversation: Conversation, text: str, language: str = "") -> AgentRun:
     """The user's message and a queued inbox run; the caller decides where the run executes.
+
+    `language`: the asker's (`apps.core.preferences.answer_language`), for what the worker writes.
 
     Posting to a conversation that went quiet (completed) picks it up again; an archived one is closed.
     """
@@ -25,12 +27,18 @@ def inbox_message_post(*, conversation: Conversation, text: str) -> AgentRun:
         conversation=conversation, role=MessageRole.USER, type=MessageType.TEXT, content={"text": text}
     )
     return AgentRun.objects.create(
-        owner_id=conversation.owner_id, conversation=conversation, question=question, mode=RunMode.INBOX
+        owner_id=conversation.owner_id,
+        conversation=conversation,
+        question=question,
+        mode=RunMode.INBOX,
+        language=language,
     )
 
 
-def inbox_conversation_start(*, folder: Folder, text: str | None) -> tuple[Conversation, AgentRun | None]:
+def inbox_conversation_start(
+    *, folder: Folder, text: str | None, language: str = ""
+) -> tuple[Conversation, AgentRun | None]:
     """The folder's current inbox conversation (continued or new), with the first message if any."""
     conversation = inbox_conversation_current(folder=folder)
-    run = inbox_message_post(conversation=conversation, text=text) if text else None
+    run = inbox_message_post(conversation=conversation, text=text, language=language) if text else None
     return conversation, run

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from apps.core.events import Event, inbox_channel
@@ -48,13 +49,13 @@ async def inbox_events(request: HttpRequest) -> HttpResponseBase:
         return reader
     user, after_id = reader
     if not await folder_ids_allowed(user=user, action=FolderAction.EDIT).aexists():
-        return JsonResponse({"detail": "You have no folder whose inbox you can organize."}, status=404)
+        return JsonResponse({"detail": _("You have no folder whose inbox you can organize.")}, status=404)
     return sse_response(
         sse_stream(
             channel=inbox_channel(user.pk),
             after_id=after_id,
             keep=lambda event: _may_organize(user, event),
-            unavailable={"message": "Live updates are unavailable; reconnect to resume."},
+            unavailable={"message": _("Live updates are unavailable; reconnect to resume.")},
         )
     )
 

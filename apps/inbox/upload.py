@@ -19,6 +19,7 @@ from django.utils.translation import gettext, gettext_lazy
 from rest_framework import status
 
 from apps.core.api import ApplicationError
+from apps.core.stored_messages import message_shown
 from apps.library.arrivals import file_arrived
 from apps.library.file_names import file_name_problem
 from apps.library.models import Folder
@@ -145,9 +146,12 @@ def inbox_file_save(*, folder: Folder, name: str, content: BinaryIO, size: int) 
         entry = source_for(folder=folder).write_file(INBOX, name, content, mime_type)
     except SourceTransientError as exc:
         raise SourceUnavailableError(
-            gettext("%(name)s was not saved: %(reason)s Try again in a minute.") % {"name": name, "reason": exc}
+            gettext("%(name)s was not saved: %(reason)s Try again in a minute.")
+            % {"name": name, "reason": message_shown(exc)}
         ) from exc
     except SourceError as exc:
-        raise ApplicationError(gettext("%(name)s was not saved: %(reason)s") % {"name": name, "reason": exc}) from exc
+        raise ApplicationError(
+            gettext("%(name)s was not saved: %(reason)s") % {"name": name, "reason": message_shown(exc)}
+        ) from exc
     file = file_arrived(folder=folder, entry=entry)
     return SavedFile(path=entry.path, mime_type=mime_type, size=entry.size, file_id=file.pk if file else None)

@@ -22,11 +22,11 @@ from apps.library.signals import folder_chunks_changed
 
 _BATCH = """
 WITH batch AS (
-    SELECT id FROM library_chunk WHERE search_vector IS NULL ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
+    SELECT id, folder_id FROM library_chunk WHERE search_vector IS NULL ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED
 )
 UPDATE library_chunk AS chunk
 SET search_vector = to_tsvector(library_folder_regconfig(chunk.folder_id), chunk.text)
-FROM batch WHERE chunk.id = batch.id
+FROM batch WHERE chunk.folder_id = batch.folder_id AND chunk.id = batch.id
 RETURNING chunk.id, chunk.folder_id
 """
 # A folder's chunks after ``after_id``, in id order, under the folder's language now. Rows a writer
@@ -38,7 +38,7 @@ WITH batch AS (
 )
 UPDATE library_chunk AS chunk
 SET search_vector = to_tsvector(library_folder_regconfig(chunk.folder_id), chunk.text)
-FROM batch WHERE chunk.id = batch.id
+FROM batch WHERE chunk.folder_id = %(folder_id)s AND chunk.id = batch.id
 RETURNING chunk.id
 """
 # Touching the name fires the file trigger, which reads the language (library/0011).

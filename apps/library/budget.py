@@ -16,9 +16,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
+
+from apps.core.stored_messages import StoredMessage, StoredMessageError
 
 
-class FileBudgetExceeded(Exception):
+class FileBudgetExceeded(StoredMessageError):
     """The file used up its time budget; the message says how big it was and where it stopped."""
 
 
@@ -33,8 +36,13 @@ class FileBudget:
     def check(self, stage: str) -> None:
         if self.elapsed() > self.seconds:
             raise FileBudgetExceeded(
-                f"too large to index in {_duration(self.seconds)}: {self._amount()}"
-                f" (stopped while {stage}; INDEX_FILE_TIME_BUDGET_SECONDS)"
+                gettext_noop(
+                    "too large to index in %(duration)s: %(amount)s"
+                    " (stopped while %(stage)s; INDEX_FILE_TIME_BUDGET_SECONDS)"
+                ),
+                duration=_duration(self.seconds),
+                amount=self._amount(),
+                stage=stage,
             )
 
     def elapsed(self) -> float:
@@ -52,10 +60,10 @@ class FileBudget:
         self.spent = self.elapsed()
         self._running_since = None
 
-    def _amount(self) -> str:
+    def _amount(self) -> StoredMessage:
         if self.text_chars:
-            return f"{_megabytes(self.text_chars)} of text"
-        return f"{_megabytes(self.size)} file"
+            return StoredMessage(gettext_noop("%(size)s of text"), size=_megabytes(self.text_chars))
+        return StoredMessage(gettext_noop("%(size)s file"), size=_megabytes(self.size))
 
 
 _current: contextvars.ContextVar[FileBudget | None] = contextvars.ContextVar("file_budget", default=None)
@@ -112,17 +120,24 @@ def text_cap_reason(*, chars: int) -> str | None:
     cap, setting = text_cap()
     if chars <= cap:
         return None
-    return f"too much text to index: {chars:,} characters, more than the limit of {cap:,} ({setting})"
+    return StoredMessage(
+        gettext_noop("too much text to index: %(chars)s characters, more than the limit of %(cap)s (%(setting)s)"),
+        chars=f"{chars:,}",
+        cap=f"{cap:,}",
+        setting=setting,
+    )
 
 
-def _megabytes(count: int) -> str:
+def _megabytes(count: int) -> StoredMessage:
     if count >= 1_000_000:
-        return f"{count / 1_000_000:.1f} MB"
-    return f"{max(1, count // 1000)} kB"
+        return StoredMessage(gettext_noop("%(count)s MB"), count=f"{count / 1_000_000:.1f}")
+    return StoredMessage(gettext_noop("%(count)s kB"), count=max(1, count // 1000))
 
 
-def _duration(seconds: float) -> str:
+def _duration(seconds: float) -> StoredMessage:
     if seconds >= 60 and seconds % 60 == 0:
         minutes = int(seconds // 60)
-        return f"{minutes} minute{'s' if minutes != 1 else ''}"
-    return f"{seconds:g} seconds"
+        if minutes == 1:
+            return StoredMessage(gettext_noop("1 minute"))
+        return StoredMessage(gettext_noop("%(count)s minutes"), count=minutes)
+    return StoredMessage(gettext_noop("%(count)s seconds"), count=f"{seconds:g}")

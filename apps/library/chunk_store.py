@@ -28,7 +28,7 @@ def chunks_replace(*, file_id: int, folder_id: int, pieces: Sequence[ChunkPiece]
     if connection.connection.adapters.types.get("vector") is None:
         register_vector(connection.connection)
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM library_chunk WHERE file_id = %s", [file_id])
+        cursor.execute("DELETE FROM library_chunk WHERE folder_id = %s AND file_id = %s", [folder_id, file_id])
         if settings.INDEX_DEFER_SEARCH_VECTOR:
             cursor.execute("SET LOCAL folderchat.defer_search_vector = 'on'")
             search_vectors_backfill_enqueue()

@@ -16,10 +16,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
+from apps.core.stored_messages import StoredMessage
 from apps.embeddings.providers import get_embedder
 from apps.library.budget import budget_check
 from apps.library.parsing import ParsedDocument
+
+# The stage a file's time budget names when it runs out here.
+CHUNKING = StoredMessage(gettext_noop("chunking"))
 
 # Where a chunk may end, best first: a sentence, paragraph or list item ends; any line ends
 # (hard-wrapped prose breaks lines mid-sentence, so these come second).
@@ -126,7 +131,7 @@ def chunk_document(
         if end >= count:
             break
         if len(pieces) % 64 == 0:
-            budget_check("chunking")
+            budget_check(CHUNKING)
         first = end if at_section else _word_start(text, starts, max(end - overlap, first + 1), end)
     return pieces
 

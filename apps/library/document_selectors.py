@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from rest_framework import status
 
 from apps.core.api import ApplicationError, ConflictError
+from apps.core.stored_messages import message_shown
 from apps.library.models import Chunk, File, SourceKind
 from apps.library.sources import (
     FetchedOriginal,
@@ -46,14 +47,16 @@ def file_original_open(*, file: File) -> OriginalContent | FetchedOriginal:
         return source_for(folder=file.folder).open_original(source_entry_of(file))
     except SourceNotFoundError as exc:
         raise Http404(
-            _("%(path)s is no longer in its folder (%(reason)s).") % {"path": file.path, "reason": exc}
+            _("%(path)s is no longer in its folder (%(reason)s).") % {"path": file.path, "reason": message_shown(exc)}
         ) from exc
     except SourceAuthError as exc:
-        raise ConflictError(str(exc)) from exc
+        raise ConflictError(message_shown(exc)) from exc
     except SourceTransientError as exc:
-        raise SourceUnavailable(str(exc)) from exc
+        raise SourceUnavailable(message_shown(exc)) from exc
     except SourceError as exc:
-        raise OriginalRefused(f"Refused to open {file.path}: {exc}") from exc
+        raise OriginalRefused(
+            _("Refused to open %(path)s: %(reason)s") % {"path": file.path, "reason": message_shown(exc)}
+        ) from exc
 
 
 def file_original_too_large(*, file: File) -> bool:
@@ -69,7 +72,11 @@ def file_original_too_large(*, file: File) -> bool:
 
 def file_chunks(*, file: File) -> QuerySet[Chunk]:
     """The file's chunks in document order, without their vectors."""
-    return Chunk.objects.filter(file_id=file.pk).order_by("chunk_index").defer("embedding", "search_vector")
+    return (
+        Chunk.objects.filter(folder_id=file.folder_id, file_id=file.pk)
+        .order_by("chunk_index")
+        .defer("embedding", "search_vector")
+    )
 
 
 def file_chunk_get(*, file: File, chunk_id: int) -> Chunk | None:
@@ -103,4 +110,6 @@ def file_chunk_quoting(*, file: File, quote: str) -> Chunk | None:
 
 def file_chunk_position(*, chunk: Chunk) -> int:
     """How many of its file's chunks come before `chunk`: which page of the chunk list holds it."""
-    return Chunk.objects.filter(file_id=chunk.file_id, chunk_index__lt=chunk.chunk_index).count()
+    return Chunk.objects.filter(
+        folder_id=chunk.folder_id, file_id=chunk.file_id, chunk_index__lt=chunk.chunk_index
+    ).count()

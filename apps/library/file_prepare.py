@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.budget import FileBudget, file_budget_new, file_budget_running, text_cap_reason
-from apps.library.chunking import ChunkPiece, chunk_document
+from apps.library.chunking import CHUNKING, ChunkPiece, chunk_document
 from apps.library.file_rows import file_settle
 from apps.library.junk import junk_by_content, junk_by_name
 from apps.library.language import folder_language_detect
@@ -62,7 +64,7 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
         except SourceTransientError:
             raise
         except SourceError as exc:
-            return claimed_settle(claimed, FileStatus.FAILED, str(exc))
+            return claimed_settle(claimed, FileStatus.FAILED, exc.message)
         if len(data) > settings.INDEX_MAX_FILE_BYTES:
             return claimed_settle(claimed, FileStatus.SKIPPED, too_big(len(data)))
         budget.size = len(data)
@@ -74,19 +76,19 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
             with usage_context(user_id=owner_id, folder_id=file.folder_id):
                 document = parse_document(data=data, mime_type=claimed.mime_type, name=file.name)
         except UnsupportedDocument as exc:
-            return claimed_settle(claimed, FileStatus.SKIPPED, str(exc))
+            return claimed_settle(claimed, FileStatus.SKIPPED, exc.message)
         except ParseError as exc:
-            return claimed_settle(claimed, FileStatus.FAILED, str(exc))
+            return claimed_settle(claimed, FileStatus.FAILED, exc.message)
         budget.text_chars = len(document.text)
         too_much = text_cap_reason(chars=len(document.text))
         if too_much:
             return claimed_settle(claimed, FileStatus.SKIPPED, too_much)
-        budget.check("parsing")
+        budget.check(StoredMessage(gettext_noop("parsing")))
         claimed.text = document.text
         claimed.pieces = chunk_document(document=document)
-        budget.check("chunking")
+        budget.check(CHUNKING)
     if not claimed.pieces:
-        return claimed_settle(claimed, FileStatus.SKIPPED, "no text to index")
+        return claimed_settle(claimed, FileStatus.SKIPPED, StoredMessage(gettext_noop("no text to index")))
     chunks = len(claimed.pieces)
     over_quota = file_quota_reason(file=file, owner_id=owner_id, chunks=chunks, in_flight=claimed.in_flight)
     if over_quota:
@@ -100,7 +102,8 @@ def file_prepare(claimed: Claimed) -> FileOutcome | None:
 
 
 def claimed_lost(claimed: Claimed) -> FileOutcome:
-    return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, "claim lost to a newer run", noop=True)
+    lost = StoredMessage(gettext_noop("claim lost to a newer run"))
+    return FileOutcome(claimed.file.pk, claimed.file.path, FileStatus.PENDING, lost, noop=True)
 
 
 def claimed_settle(claimed: Claimed, status: str, error: str, *, retry: bool = False) -> FileOutcome:
@@ -113,4 +116,8 @@ def claimed_settle(claimed: Claimed, status: str, error: str, *, retry: bool = F
 
 
 def too_big(size: int) -> str:
-    return f"file is {size} bytes, more than the limit of {settings.INDEX_MAX_FILE_BYTES} (INDEX_MAX_FILE_BYTES)"
+    return StoredMessage(
+        gettext_noop("file is %(size)s bytes, more than the limit of %(limit)s (INDEX_MAX_FILE_BYTES)"),
+        size=size,
+        limit=settings.INDEX_MAX_FILE_BYTES,
+    )

@@ -6,6 +6,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.core.stored_messages import stored_message_fields
 from apps.library.models import File, FileStatus
 
 # Files that need no work: their current content is indexed, or was judged not indexable.
@@ -25,7 +26,7 @@ def file_settle(
     with transaction.atomic():
         updated = rows.update(
             status=status,
-            error=error[:4000],
+            **stored_message_fields("error", error),
             indexed_checksum=checksum,
             indexed_at=timezone.now(),
             chunk_count=0,

@@ -19,10 +19,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.core import queues, task_limits
 from apps.core.metrics import file_outcome_observe
 from apps.core.queues import QueueName
+from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library import enqueue
 from apps.library.backfill import search_vectors_backfill
 from apps.library.budget import FileBudgetExceeded
@@ -30,7 +32,7 @@ from apps.library.chunk_store import chunks_replace
 from apps.library.file_prepare import Claimed, FileOutcome, claimed_lost, claimed_settle, file_prepare
 from apps.library.file_rows import SETTLED
 from apps.library.isolation import files_overtime
-from apps.library.jobs import indexing_job_finish, indexing_job_start
+from apps.library.jobs import SOURCE_RETRYING, TASK_LOST, indexing_job_finish, indexing_job_skip, indexing_job_start
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.pipeline import EmbeddingPipeline
@@ -81,14 +83,16 @@ def folder_index(
         entries = list(source.list_entries())
         result = folder_reconcile(folder=folder, entries=entries, problems=source.problems())
     except SourceTransientError:
-        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error="source unavailable; retrying")
+        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error=SOURCE_RETRYING)
         raise
     except SourceError as exc:
         folder_source_failed(folder_id=folder_id, error=exc)
-        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error=str(exc))
+        indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error=exc.message)
         return None
     now = timezone.now()
-    Folder.objects.filter(pk=folder_id).update(last_synced_at=now, last_full_listing_at=now, last_error="")
+    Folder.objects.filter(pk=folder_id).update(
+        last_synced_at=now, last_full_listing_at=now, last_error="", last_error_i18n=None
+    )
     reconcile_settle(folder_id=folder_id, result=result)
     if inline:
         for group in file_groups(file_ids=result.to_index):
@@ -108,8 +112,9 @@ def folder_index(
 
 def folder_source_failed(*, folder_id: int, error: SourceError) -> None:
     status = FolderStatus.NEEDS_REAUTH if isinstance(error, SourceAuthError) else FolderStatus.ERROR
-    Folder.objects.filter(pk=folder_id).update(status=status, last_error=str(error)[:2000])
-    FolderProgress(folder_id).folder_failed(status=status, error=str(error))
+    fields = stored_message_fields("last_error", error.message, limit=2000)
+    Folder.objects.filter(pk=folder_id).update(status=status, **fields)
+    FolderProgress(folder_id).folder_failed(status=status, error=error.message)
 
 
 def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
@@ -177,7 +182,7 @@ def files_stale_claims_requeue() -> int:
     for folder_id, file_ids in by_folder.items():
         logger.warning("re-queueing %d files of folder %s whose indexing task is gone", len(file_ids), folder_id)
         IndexingJob.objects.filter(file_id__in=file_ids, kind=JobKind.INDEX_FILE, status=JobStatus.RUNNING).update(
-            status=JobStatus.FAILED, error="its task was lost; queued again", finished_at=timezone.now()
+            status=JobStatus.FAILED, finished_at=timezone.now(), **stored_message_fields("error", TASK_LOST)
         )
         files_enqueue(folder_id=folder_id, file_ids=file_ids)
     return sum(len(file_ids) for file_ids in by_folder.values())
@@ -259,10 +264,10 @@ def _files_index(
             if claimed.budget is not None:
                 # The file's share of the embedding time it shared with its group.
                 claimed.budget.charge(embed_seconds)
-                claimed.budget.check("embedding")
+                claimed.budget.check(StoredMessage(gettext_noop("embedding")))
             done(claimed, _file_write(claimed, vectors))
         except FileBudgetExceeded as exc:
-            done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(exc)))
+            done(claimed, claimed_settle(claimed, FileStatus.FAILED, exc.message))
         except SoftTimeLimitExceeded:
             raise
         except Exception as exc:
@@ -282,7 +287,7 @@ def _files_index(
             try:
                 outcome = file_prepare(claimed)
             except FileBudgetExceeded as exc:
-                done(claimed, claimed_settle(claimed, FileStatus.FAILED, str(exc)))
+                done(claimed, claimed_settle(claimed, FileStatus.FAILED, exc.message))
                 continue
             except SoftTimeLimitExceeded:
                 raise  # the task's time is up, not this file's fault: files_index re-queues
@@ -324,8 +329,7 @@ def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcom
     )
     if not claimed:
         status = File.objects.filter(pk=file_id).values_list("status", flat=True).first() or FileStatus.PENDING
-        note = "claimed by another task" if status == FileStatus.INDEXING else f"nothing to do: file is {status}"
-        indexing_job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
+        indexing_job_skip(job_id=job_id, file_status=status)
         return None, FileOutcome(file_id=file_id, path=row["path"], status=status, noop=True)
     FolderProgress(row["folder_id"]).file_started(file_id=file_id, path=row["path"])
     file = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").get(pk=file_id)
@@ -342,6 +346,7 @@ def _file_write(claimed: Claimed, vectors: np.ndarray) -> FileOutcome:
             updated = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token).update(
                 status=FileStatus.INDEXED,
                 error="",
+                error_i18n=None,
                 mime_type=claimed.mime_type[:255],
                 preview=text_preview(text=claimed.text),
                 digest=text_digest(text=claimed.text),
@@ -372,7 +377,7 @@ def _file_failed(*, claimed: Claimed, exc: Exception) -> FileOutcome:
     file = claimed.file
     error = f"{type(exc).__name__}: {exc}"[:4000]
     rows = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token)
-    if not rows.update(status=FileStatus.FAILED, error=error, index_claim=""):
+    if not rows.update(status=FileStatus.FAILED, error=error, error_i18n=None, index_claim=""):
         return claimed_lost(claimed)
     return FileOutcome(file.pk, file.path, FileStatus.FAILED, error)
 

@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from apps.core import task_limits
 from apps.core.metrics import file_outcome_observe
+from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library.jobs import indexing_job_finish
 from apps.library.models import File, FileStatus, JobStatus
 
@@ -41,7 +43,7 @@ def files_overtime(
     File.objects.filter(pk__in=file_ids, status=FileStatus.INDEXING, index_claim=token).update(
         status=FileStatus.PENDING, index_claim="", index_started_at=None
     )
-    note = "re-queued on its own: its group ran out of time"
+    note = StoredMessage(gettext_noop("re-queued on its own: its group ran out of time"))
     for file_id in file_ids:
         if file_id in job_ids:
             indexing_job_finish(job_id=job_ids[file_id], status=JobStatus.SUCCEEDED, error=note)
@@ -52,13 +54,17 @@ def files_overtime(
 def _fail(*, file_ids: Sequence[int], token: str, job_ids: Mapping[int, int]) -> None:
     limit = task_limits.INDEX_FILES.soft or task_limits.INDEX_FILES.hard
     for file_id, size in File.objects.filter(pk__in=file_ids).values_list("pk", "size"):
-        error = (
-            f"too large to index in {limit // 60} minutes: {size / 1_000_000:.1f} MB file"
-            f" (the indexing task's time limit; the file's own budget is"
-            f" {settings.INDEX_FILE_TIME_BUDGET_SECONDS:g} seconds)"
+        error = StoredMessage(
+            gettext_noop(
+                "too large to index in %(minutes)s minutes: %(size)s MB file (the indexing task's time limit;"
+                " the file's own budget is %(budget)s seconds)"
+            ),
+            minutes=limit // 60,
+            size=f"{size / 1_000_000:.1f}",
+            budget=f"{settings.INDEX_FILE_TIME_BUDGET_SECONDS:g}",
         )
         if File.objects.filter(pk=file_id, status=FileStatus.INDEXING, index_claim=token).update(
-            status=FileStatus.FAILED, error=error, index_claim=""
+            status=FileStatus.FAILED, index_claim="", **stored_message_fields("error", error)
         ):
             file_outcome_observe(outcome=FileStatus.FAILED)
         if file_id in job_ids:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
-from apps.library.models import IndexingJob, JobKind, JobStatus
+from apps.core.stored_messages import StoredMessage, stored_message_fields
+from apps.library.models import FileStatus, IndexingJob, JobKind, JobStatus
+
+# What a job's record says when the file's own outcome does not (IndexingJob.error).
+SOURCE_RETRYING = StoredMessage(gettext_noop("source unavailable; retrying"))
+TASK_LOST = StoredMessage(gettext_noop("its task was lost; queued again"))
 
 
 def indexing_job_start(
@@ -19,10 +25,21 @@ def indexing_job_start(
         or IndexingJob.objects.create(folder_id=folder_id, file_id=file_id, kind=kind, celery_task_id=token).pk
     )
     IndexingJob.objects.filter(pk=job).update(
-        status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error=""
+        status=JobStatus.RUNNING, attempts=F("attempts") + 1, started_at=timezone.now(), error="", error_i18n=None
     )
     return job
 
 
+def indexing_job_skip(*, job_id: int, file_status: str) -> None:
+    """The task found nothing to do for its file: another task holds it, or it is settled."""
+    if file_status == FileStatus.INDEXING:
+        note = StoredMessage(gettext_noop("claimed by another task"))
+    else:
+        note = StoredMessage(gettext_noop("nothing to do: file is %(status)s"), status=file_status)
+    indexing_job_finish(job_id=job_id, status=JobStatus.SUCCEEDED, error=note)
+
+
 def indexing_job_finish(*, job_id: int, status: str, error: str = "") -> None:
-    IndexingJob.objects.filter(pk=job_id).update(status=status, error=error[:4000], finished_at=timezone.now())
+    IndexingJob.objects.filter(pk=job_id).update(
+        status=status, finished_at=timezone.now(), **stored_message_fields("error", error)
+    )

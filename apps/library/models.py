@@ -43,6 +43,7 @@ class Folder(TimestampedModel):
     # Set while a sync runs; a conditional UPDATE claims it so one folder never syncs twice.
     sync_started_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    last_error_i18n = models.JSONField(null=True, blank=True, help_text="last_error's msgid and parameters.")
     exclude_patterns = models.TextField(
         blank=True,
         default=DEFAULT_EXCLUDE_PATTERNS,
@@ -93,7 +94,10 @@ class File(TimestampedModel):
     embedding = VectorField(dimensions=384, null=True, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
     status = models.CharField(max_length=16, choices=FileStatus.choices, default=FileStatus.PENDING)
+    # The reason in English, and beside it its msgid and parameters, so that a page shows it in its
+    # reader's language (apps/core/stored_messages.py); empty for reasons written before them.
     error = models.TextField(blank=True)
+    error_i18n = models.JSONField(null=True, blank=True, help_text="error's msgid and parameters.")
     indexed_checksum = models.CharField(max_length=128, blank=True, help_text="Checksum of the indexed content.")
     indexed_at = models.DateTimeField(null=True, blank=True)
     chunk_count = models.PositiveIntegerField(default=0)
@@ -131,6 +135,8 @@ class File(TimestampedModel):
 
 class Chunk(models.Model):
     # Chunks are written in bulk (COPY) and never updated one by one: no timestamps.
+    # The table is hash-partitioned by folder (apps/library/chunk_partitions.py): in the database the
+    # primary key is (folder_id, id), and a query that names the folder reads one partition.
     file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="chunks")
     folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="+", db_index=False)
     chunk_index = models.PositiveIntegerField()
@@ -141,8 +147,9 @@ class Chunk(models.Model):
     token_count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["file", "chunk_index"], name="chunk_unique_index")]
-        # HNSW, GIN and folder btree indexes are built CONCURRENTLY in migrations.
+        # A partitioned table's unique keys hold its partition key; a file's chunks share its folder.
+        constraints = [models.UniqueConstraint(fields=["folder", "file", "chunk_index"], name="chunk_unique_index")]
+        # HNSW, GIN and id btree indexes are built by the partition move (library/0015).
 
     def __str__(self) -> str:
         return f"{self.file_id}#{self.chunk_index}"
@@ -169,6 +176,7 @@ class IndexingJob(TimestampedModel):
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    error_i18n = models.JSONField(null=True, blank=True, help_text="error's msgid and parameters.")
     celery_task_id = models.CharField(max_length=255, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -187,6 +195,11 @@ class SyncLog(TimestampedModel):
     api_calls = models.PositiveIntegerField(default=0)
     duration_ms = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    error_i18n = models.JSONField(null=True, blank=True, help_text="error's msgid and parameters.")
+
+    class Meta:
+        # Each folder's newest first: the folders list reads every folder's last sync, one probe each.
+        indexes = [models.Index(F("folder"), F("created_at").desc(), F("id").desc(), name="synclog_folder_newest")]
 
     @property
     def summary(self) -> str:

@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 
 from apps.core.events import folder_channel, publish_event
+from apps.core.stored_messages import stored_message_json
 from apps.library.models import Chunk, File, FileStatus, Folder, FolderStatus, SyncLog
 from apps.library.selectors import folder_files_in_progress
 
@@ -98,7 +99,8 @@ class FolderProgress:
         self.folder_id = folder_id
 
     def file_finished(self, *, file_id: int, path: str, status: str, error: str, counts: FolderCounts) -> None:
-        self._send("file", {"file_id": file_id, "path": path, "status": status, "error": error, **counts.as_event()})
+        reason = {"error": error, "error_i18n": stored_message_json(error)}
+        self._send("file", {"file_id": file_id, "path": path, "status": status, **reason, **counts.as_event()})
 
     def file_started(self, *, file_id: int, path: str) -> None:
         self._send("file_started", {"file_id": file_id, "path": path})
@@ -134,12 +136,13 @@ class FolderProgress:
                 "moved": log.moved,
                 "summary": log.summary,
                 "error": log.error,
+                "error_i18n": log.error_i18n,
                 "created_at": log.created_at.isoformat(),
             },
         )
 
     def folder_failed(self, *, status: str, error: str) -> None:
-        self._send("folder_error", {"folder_status": status, "error": error})
+        self._send("folder_error", {"folder_status": status, "error": error, "error_i18n": stored_message_json(error)})
 
     def members_changed(self) -> None:
         """Someone was added, removed or given another role: every open stream of the folder

@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass, field
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop, ngettext
 
 from apps.core.api import ApplicationError
+from apps.core.stored_messages import StoredMessage
 from apps.library.models import File, FileStatus, Folder, UserQuota
 
 
@@ -120,9 +121,9 @@ def file_quota_reason(
     )
     files, size, held_chunks = in_flight.of(owner_id=owner_id, exclude_file_id=file.pk) if in_flight else (0, 0, 0)
     if limits.files is not None and used_files + files + 1 > limits.files:
-        return f"quota reached: {limits.files} files"
+        return StoredMessage(gettext_noop("quota reached: %(count)s files"), count=limits.files)
     if limits.bytes is not None and used_bytes + size + file.size > limits.bytes:
-        return f"quota reached: {limits.bytes} bytes"
+        return StoredMessage(gettext_noop("quota reached: %(count)s bytes"), count=limits.bytes)
     if chunks is not None and limits.chunks is not None and used_chunks + held_chunks + chunks > limits.chunks:
-        return f"quota reached: {limits.chunks} chunks"
+        return StoredMessage(gettext_noop("quota reached: %(count)s chunks"), count=limits.chunks)
     return ""

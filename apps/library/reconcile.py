@@ -14,9 +14,12 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
+from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library.exclusions import exclusion_for
 from apps.library.file_rows import SETTLED, file_settle
+from apps.library.listing_rows import ListedRow, listed_rows
 from apps.library.models import File, FileStatus, Folder
 from apps.library.sources import ChangeSet, SourceEntry, SourceProblem
 
@@ -63,7 +66,7 @@ def folder_reconcile(
     result = ReconcileResult(problems=list(troubled.values()), excluded=excluded)
     with transaction.atomic():
         _lock(folder)
-        existing = {file.external_id: file for file in File.objects.filter(folder=folder).defer("embedding")}
+        existing = listed_rows(File.objects.filter(folder=folder))
         moves = _pair_moves(existing, listed, troubled)
         changes = _RowChanges.plan(folder=folder, listed=listed, known={**existing, **moves}, result=result)
         moved_away = {file.pk for file in moves.values()}
@@ -95,10 +98,7 @@ def changes_apply(*, folder: Folder, changes: ChangeSet) -> ReconcileResult:
     result = ReconcileResult(excluded=len(excluded_ids))
     with transaction.atomic():
         _lock(folder)
-        known = {
-            file.external_id: file
-            for file in File.objects.filter(folder=folder, external_id__in=list(listed)).defer("embedding")
-        }
+        known = listed_rows(File.objects.filter(folder=folder, external_id__in=list(listed)))
         rows = _RowChanges.plan(folder=folder, listed=listed, known=known, result=result)
         newly_excluded = [
             pk for pk, path in File.objects.filter(folder=folder).values_list("pk", "path") if exclusion.excludes(path)
@@ -129,24 +129,26 @@ class _RowChanges:
 
     @classmethod
     def plan(
-        cls, *, folder: Folder, listed: dict[str, SourceEntry], known: dict[str, File], result: ReconcileResult
+        cls, *, folder: Folder, listed: dict[str, SourceEntry], known: dict[str, ListedRow], result: ReconcileResult
     ) -> _RowChanges:
         """``known``: the row each listed external id already has (or takes over, when moved)."""
         changes = cls()
         for external_id, entry in listed.items():
-            file = known.get(external_id)
-            if file is None:
+            row = known.get(external_id)
+            if row is None:
                 changes.creates.append(_file_from(folder, entry))
                 result.added += 1
                 continue
-            moved = file.path != entry.path
-            modified = file.checksum != entry.checksum
+            moved = row.path != entry.path
+            modified = row.checksum != entry.checksum
             result.moved += moved and not modified
             result.modified += modified
             result.unchanged += not moved and not modified
             if modified:
-                changes.modified_ids.append(file.pk)
-            if moved or modified or _metadata_changed(file, entry):
+                changes.modified_ids.append(row.pk)
+            if moved or modified or _metadata_changed(row, entry):
+                # Only the listing's columns are written (bulk_update), so the pk is all it needs.
+                file = File(pk=row.pk)
                 _apply_entry(file, entry)
                 changes.updates.append(file)
         return changes
@@ -164,14 +166,14 @@ class _RowChanges:
 
 
 def _pair_moves(
-    existing: dict[str, File], listed: dict[str, SourceEntry], troubled: dict[str, SourceProblem]
-) -> dict[str, File]:
+    existing: dict[str, ListedRow], listed: dict[str, SourceEntry], troubled: dict[str, SourceProblem]
+) -> dict[str, ListedRow]:
     """New external ids that are a vanished file come back elsewhere, paired by checksum."""
-    vanished: dict[str, list[File]] = defaultdict(list)
+    vanished: dict[str, list[ListedRow]] = defaultdict(list)
     for external_id, file in existing.items():
         if external_id not in listed and external_id not in troubled and file.checksum:
             vanished[file.checksum].append(file)
-    moves: dict[str, File] = {}
+    moves: dict[str, ListedRow] = {}
     for external_id, entry in listed.items():
         if external_id not in existing and vanished.get(entry.checksum):
             moves[external_id] = vanished[entry.checksum].pop()
@@ -184,8 +186,8 @@ def _file_from(folder: Folder, entry: SourceEntry) -> File:
     return file
 
 
-def _metadata_changed(file: File, entry: SourceEntry) -> bool:
-    return (file.size, file.modified_time, file.mime_type, file.name, file.source_extra) != (
+def _metadata_changed(row: ListedRow, entry: SourceEntry) -> bool:
+    return (row.size, row.modified_time, row.mime_type, row.name, row.source_extra) != (
         entry.size,
         entry.modified_time,
         entry.mime_type[:255],
@@ -205,9 +207,9 @@ def _apply_entry(file: File, entry: SourceEntry) -> None:
     file.source_extra = dict(entry.extra)
 
 
-def _record_problems(folder: Folder, existing: dict[str, File], troubled: dict[str, SourceProblem]) -> None:
+def _record_problems(folder: Folder, existing: dict[str, ListedRow], troubled: dict[str, SourceProblem]) -> None:
     for path, problem in troubled.items():
-        reason = f"not indexed: {problem.reason}"
+        reason = StoredMessage(gettext_noop("not indexed: %(reason)s"), reason=problem.reason)
         file = existing.get(path)
         if file is None:
             File.objects.create(
@@ -216,7 +218,7 @@ def _record_problems(folder: Folder, existing: dict[str, File], troubled: dict[s
                 path=path,
                 name=PurePosixPath(path).name[:255],
                 status=FileStatus.SKIPPED,
-                error=reason,
+                **stored_message_fields("error", reason),
             )
         elif file.status != FileStatus.SKIPPED or file.error != reason:
             file_settle(file_id=file.pk, status=FileStatus.SKIPPED, error=reason, checksum="", clear_checksum=True)

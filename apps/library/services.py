@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from apps.core.api import ApplicationError, ConflictError
 from apps.core.audit import AuditAction, audit_record
+from apps.core.stored_messages import message_shown
 from apps.library import enqueue
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, ExcludePatternError, exclude_patterns_clean
 from apps.library.indexing import files_enqueue
@@ -151,9 +152,11 @@ def _source_root_name(*, owner: User, source: str, external_id: str) -> str:
             _("This Drive folder does not exist or your Google account cannot read it; pick one from the list.")
         ) from None
     except SourceAuthError as exc:
-        raise ApplicationError(str(exc)) from None
+        raise ApplicationError(message_shown(exc)) from None
     except SourceError as exc:
-        raise ApplicationError(_("The folder could not be checked: %(reason)s") % {"reason": exc}) from None
+        raise ApplicationError(
+            _("The folder could not be checked: %(reason)s") % {"reason": message_shown(exc)}
+        ) from None
 
 
 def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[int]:
@@ -165,7 +168,9 @@ def files_retry(*, folder: Folder, file_ids: list[int] | None = None) -> list[in
         if not ids:
             return []
         # A cleared indexed checksum makes the file unsettled, so indexing claims it again.
-        File.objects.filter(pk__in=ids).update(status=FileStatus.PENDING, error="", indexed_checksum="")
+        File.objects.filter(pk__in=ids).update(
+            status=FileStatus.PENDING, error="", error_i18n=None, indexed_checksum=""
+        )
         Folder.objects.filter(pk=folder.pk).update(status=FolderStatus.INDEXING)
         files_enqueue(folder_id=folder.pk, file_ids=ids)
     counts = folder_counters_refresh(folder_id=folder.pk)

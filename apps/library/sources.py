@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from apps.core.stored_messages import StoredMessageError
 
 if TYPE_CHECKING:
     # Types only: workers import the errors before Django's app registry is ready.
@@ -22,8 +25,9 @@ if TYPE_CHECKING:
     from apps.library.reconcile import ReconcileResult
 
 
-class SourceError(Exception):
-    """A source-level failure with a message fit to show a user."""
+class SourceError(StoredMessageError):
+    """A source-level failure with a message fit to show a user, raised like a ``ParseError``
+    (``SourceError(gettext_noop("%(path)s no longer exists."), path=...)``) when it is stored."""
 
 
 class SourceAuthError(SourceError):
@@ -180,7 +184,9 @@ def source_for(*, folder: Folder) -> Source:
     try:
         return SOURCES[folder.source](folder)
     except KeyError:
-        raise SourceError(f"No connector is available for {folder.source} folders.") from None
+        raise SourceError(
+            gettext_noop("No connector is available for %(source)s folders."), source=folder.source
+        ) from None
 
 
 def source_entry_of(file: File) -> SourceEntry:

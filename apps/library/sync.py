@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
+from apps.core.stored_messages import stored_message_fields
 from apps.library import enqueue
 from apps.library.indexing import files_enqueue, folder_source_failed, reconcile_settle
 from apps.library.models import Folder, FolderStatus, IndexingJob, JobKind, JobStatus, SyncLog
@@ -85,7 +86,10 @@ def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
         # Counts as an attempt: beat retries after the interval, not every minute.
         Folder.objects.filter(pk=folder.pk).update(last_synced_at=timezone.now())
         failed = SyncLog.objects.create(
-            folder=folder, mode="full", error=str(exc)[:2000], duration_ms=_elapsed_ms(started)
+            folder=folder,
+            mode="full",
+            duration_ms=_elapsed_ms(started),
+            **stored_message_fields("error", exc.message, limit=2000),
         )
         FolderProgress(folder.pk).folder_synced(log=failed)
         return failed
@@ -103,7 +107,7 @@ def _run(folder: Folder, syncer: Callable[[Folder], SyncOutcome]) -> SyncLog:
             api_calls=outcome.api_calls,
             duration_ms=_elapsed_ms(started),
         )
-        changes = {"last_synced_at": now, "last_error": ""}
+        changes = {"last_synced_at": now, "last_error": "", "last_error_i18n": None}
         if outcome.mode == "full":
             changes["last_full_listing_at"] = now
         if outcome.cursor is not None:

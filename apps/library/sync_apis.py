@@ -10,12 +10,15 @@ from rest_framework.views import APIView
 
 from apps.core.api import paginated_response
 from apps.core.openapi import PAGINATION_PARAMETERS, paginated
+from apps.core.stored_message_field import StoredMessageField
 from apps.library.access import folder_access
 from apps.library.models import SyncLog
 from apps.library.sync_selectors import sync_log_list
 
 
 class SyncLogOutputSerializer(serializers.ModelSerializer[SyncLog]):
+    error = StoredMessageField(source="error", help_text="Why the sync failed, in the caller's language.")
+
     class Meta:
         model = SyncLog
         fields = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from apps.core import task_limits
@@ -14,6 +14,13 @@ from apps.library.models import Folder, SourceKind, SyncLog
 
 def sync_log_list(*, folder: Folder) -> QuerySet[SyncLog]:
     return SyncLog.objects.filter(folder=folder).order_by("-created_at", "-id")
+
+
+def sync_logs_newest(*, folder_ids: Collection[int]) -> dict[int, SyncLog]:
+    """Each folder's newest sync log by folder id, in one statement (an index probe per folder)."""
+    newest = SyncLog.objects.filter(folder_id=OuterRef("pk")).order_by("-created_at", "-id").values("pk")[:1]
+    newest_ids = Folder.objects.filter(pk__in=folder_ids).values(newest_id=Subquery(newest))
+    return {log.folder_id: log for log in SyncLog.objects.filter(pk__in=newest_ids)}
 
 
 def sync_claim_stale_before(*, now: dt.datetime) -> dt.datetime:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
+from django.utils.formats import number_format
 from django.utils.translation import gettext
 
 from apps.llm.extractive_text import terms
@@ -106,26 +108,40 @@ def comparison(*, question: str, sides: Sequence[Side]) -> str | None:
     if len(currencies) > 1:
         # One side naming no currency is no evidence it is another: only named ones must differ.
         if len(currencies - {""}) > 1:
-            stated = " and ".join(
-                f"{entry.name} is {_amount(entry.value, entry, entry.decimals)} [{entry.n}]" for entry in sides
-            )
-            return f"{stated}: they are in different currencies, so I have not compared them."
+            stated = [
+                gettext("%(name)s is %(amount)s [%(n)s]")
+                % {"name": entry.name, "amount": _amount(entry.value, entry, entry.decimals), "n": entry.n}
+                for entry in sides
+            ]
+            return gettext("%(amounts)s: they are in different currencies, so I have not compared them.") % {
+                "amounts": listed(stated)
+            }
         return None
     smaller_first = bool(_SMALLER.search(question))
     ranked = sorted(sides, key=lambda entry: entry.value, reverse=not smaller_first)
     lead, others = ranked[0], ranked[1:]
-    word, more = _words(question, smaller_first=smaller_first)
     decimals = max(entry.decimals for entry in sides)
     if all(entry.value == lead.value for entry in others):
-        listed = " and ".join(f"{entry.name}'s {_amount(entry.value, entry, decimals)} [{entry.n}]" for entry in ranked)
-        return f"They are the same: {listed}."
-    against = ", ".join(f"{_amount(entry.value, lead, decimals)} for {entry.name} [{entry.n}]" for entry in others)
-    differences = ", ".join(
-        f"{_amount(abs(lead.value - entry.value), lead, decimals)} {more}"
-        + (f" than {entry.name}" if len(others) > 1 else "")
-        for entry in others
-    )
-    return f"{lead.name} is {word}: {_amount(lead.value, lead, decimals)} [{lead.n}] against {against}, {differences}."
+        return gettext("They are the same: %(amounts)s.") % {
+            "amounts": listed([_for(entry, decimals) for entry in ranked])
+        }
+    differences = []
+    for entry in others:
+        difference = _amount(abs(lead.value - entry.value), lead, decimals)
+        if len(others) == 1:
+            said = gettext("%(amount)s less") if smaller_first else gettext("%(amount)s more")
+        else:
+            said = (
+                gettext("%(amount)s less than %(name)s") if smaller_first else gettext("%(amount)s more than %(name)s")
+            )
+        differences.append(said % {"amount": difference, "name": entry.name})
+    return _lead_sentence(question, smaller_first=smaller_first) % {
+        "name": lead.name,
+        "amount": _amount(lead.value, lead, decimals),
+        "n": lead.n,
+        "others": ", ".join(_for(entry, decimals, style=lead) for entry in others),
+        "differences": ", ".join(differences),
+    }
 
 
 def total(*, sides: Sequence[Side], count: int | None) -> str | None:
@@ -136,11 +152,7 @@ def total(*, sides: Sequence[Side], count: int | None) -> str | None:
     if len({entry.role for entry in sides if entry.role}) > 1 or any(entry.per for entry in sides):
         return None
     decimals = max(entry.decimals for entry in sides)
-    parts = [
-        gettext("%(amount)s for %(name)s [%(n)s]")
-        % {"amount": _amount(entry.value, entry, decimals), "name": entry.name, "n": entry.n}
-        for entry in sides
-    ]
+    parts = [_for(entry, decimals) for entry in sides]
     if len({entry.currency for entry in sides}) > 1:
         if len({entry.currency for entry in sides} - {""}) > 1:
             return gettext("%(amounts)s: they are in different currencies, so I have not added them up.") % {
@@ -162,18 +174,41 @@ def is_total(sentence: str) -> bool:
     return bool(_TOTAL.search(sentence))
 
 
-def _words(question: str, *, smaller_first: bool) -> tuple[str, str]:
+def _lead_sentence(question: str, *, smaller_first: bool) -> str:
+    """The sentence naming the side asked for, in the question's own word for the direction."""
     if _PRICE_WORDS.search(question):
-        return ("cheaper", "less") if smaller_first else ("more expensive", "more")
+        if smaller_first:
+            return gettext("%(name)s is cheaper: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+        return gettext("%(name)s is more expensive: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
     if _HIGHER.search(question):
-        return ("lower", "less") if smaller_first else ("higher", "more")
-    if _BIGGER.search(question):
-        return ("smaller", "less") if smaller_first else ("bigger", "more")
-    return ("smaller", "less") if smaller_first else ("larger", "more")
+        if smaller_first:
+            return gettext("%(name)s is lower: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+        return gettext("%(name)s is higher: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+    if _BIGGER.search(question) and not smaller_first:
+        return gettext("%(name)s is bigger: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+    if smaller_first:
+        return gettext("%(name)s is smaller: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+    return gettext("%(name)s is larger: %(amount)s [%(n)s] against %(others)s, %(differences)s.")
+
+
+def _for(entry: Side, decimals: int, *, style: Side | None = None) -> str:
+    """ "1,450.00 EUR for INV-20917 [1]": one side's amount, cited (in `style`'s currency writing)."""
+    return gettext("%(amount)s for %(name)s [%(n)s]") % {
+        "amount": _amount(entry.value, style or entry, decimals),
+        "name": entry.name,
+        "n": entry.n,
+    }
+
+
+def figure(number: Decimal | int, decimals: int = 0) -> str:
+    """A computed number in the reader's digits: the active language's grouping and decimal mark
+    (2,300.00 in English, 2.300,00 in German)."""
+    return number_format(number, decimal_pos=decimals, force_grouping=True)
 
 
 def _amount(value: float, style: Side, decimals: int) -> str:
-    number = f"{value:,.{decimals}f}"
+    # Rounded before formatting: number_format cuts extra decimals off (230.1999... would be 230.19).
+    number = figure(Decimal(f"{value:.{decimals}f}"), decimals)
     if not style.currency:
         return number
     return f"{_SYMBOL[style.currency]}{number}" if style.symbol else f"{number} {style.currency}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext, ngettext
 
-from apps.llm.extractive_compare import clause_before, listed, name_of
+from apps.llm.extractive_compare import clause_before, figure, listed, name_of
 from apps.llm.extractive_text import terms
 
 _MONTHS = {
@@ -160,7 +160,7 @@ def date_comparison(*, question: str, sides: Sequence[DateSide]) -> str | None:
             ngettext("%(count)s day later", "%(count)s days later", days)
             if later_first
             else ngettext("%(count)s day earlier", "%(count)s days earlier", days)
-        ) % {"count": f"{days:,}"}
+        ) % {"count": figure(days)}
         gaps.append(gettext("%(gap)s than %(name)s") % {"gap": gap, "name": entry.name} if len(others) > 1 else gap)
     text = (
         gettext("%(name)s comes last: %(date)s [%(n)s] against %(others)s, %(gaps)s.")
@@ -191,7 +191,7 @@ def span(cited: Sequence[tuple[int, str]]) -> str | None:
     return gettext("From %(start)s to %(end)s is %(days)s.") % {
         "start": start,
         "end": f"{last.written} [{last_n}]",
-        "days": ngettext("%(count)s day", "%(count)s days", days) % {"count": f"{days:,}"},
+        "days": ngettext("%(count)s day", "%(count)s days", days) % {"count": figure(days)},
     }
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext as _
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -23,7 +25,13 @@ from apps.mcp.types import Answer, Caller
 
 async def answer_follow(*, ctx: Context, caller: Caller, run_id: str) -> Answer:
     """The run's answer; each step event meanwhile is one progress notification carrying its line
-    (sent only when the client asked for progress, by a progress token)."""
+    (sent only when the client asked for progress, by a progress token). The lines are in the run's
+    language, which is the caller's (`tools.question_ask`); this function's own errors too."""
+    with translation.override(caller.language):
+        return await _answer_followed(ctx=ctx, caller=caller, run_id=run_id)
+
+
+async def _answer_followed(*, ctx: Context, caller: Caller, run_id: str) -> Answer:
     steps = 0
     events = events_follow(channel=run_channel(run_id), quiet_seconds=settings.SSE_HEARTBEAT_SECONDS)
     async with contextlib.aclosing(events):
@@ -40,15 +48,16 @@ async def answer_follow(*, ctx: Context, caller: Caller, run_id: str) -> Answer:
                 elif event.type == "message":
                     return answer_of(caller=caller, run_id=run_id, payload=event.data)
                 elif event.type == "error":
-                    raise ToolError(str(event.data.get("message") or "The run failed."))
+                    raise ToolError(str(event.data.get("message") or _("The run failed.")))
         except EventBusUnavailable:
             saved = await _saved_answer(caller=caller, run_id=run_id)
             if saved is None:
                 raise ToolError(
-                    f"Live updates are unavailable; the answer will be in conversation of run {run_id}."
+                    _("Live updates are unavailable; the answer will be in the conversation of run %(run_id)s.")
+                    % {"run_id": run_id}
                 ) from None
             return saved
-    raise ToolError("The run's events ended without an answer.")  # events_follow never ends on its own
+    raise ToolError(_("The run's events ended without an answer."))  # events_follow never ends on its own
 
 
 async def _saved_answer(*, caller: Caller, run_id: str) -> Answer | None:

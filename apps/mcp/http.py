@@ -10,13 +10,17 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError
+from django.utils import translation
+from django.utils.translation import gettext as _
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
 from apps.core.models import PersonalToken
+from apps.core.preferences import accepted_language, answer_language
 from apps.core.tokens import TokenInvalid, personal_token_from_header
 from apps.mcp.server import mcp_server
 from apps.mcp.threads import orm_call
@@ -25,6 +29,7 @@ from apps.mcp.types import Caller
 MCP_PATH = "/mcp"
 # Where the authenticated token rides in the ASGI scope, from the middleware to the tools.
 _TOKEN_KEY = "folder_chat.personal_token"  # noqa: S105  (a key of the scope, not a secret)
+_LANGUAGE_KEY = "folder_chat.language"  # and the language to write to its owner in
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -33,18 +38,24 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def http_caller(ctx: Context) -> Caller:
-    """The token's user (carrying the token and so its folder limit), and this request's origin for links."""
+    """The token's user (carrying the token and so its folder limit), this request's origin for links, and
+    the language the middleware chose for them."""
     request = ctx.request_context.request
     if not isinstance(request, Request) or _TOKEN_KEY not in request.scope:
         raise RuntimeError("An MCP tool was called over HTTP without the token middleware.")
     token: PersonalToken = request.scope[_TOKEN_KEY]
-    return Caller(user=token.user, token=token, site_url=str(request.base_url).rstrip("/"))
+    return Caller(
+        user=token.user, token=token, site_url=str(request.base_url).rstrip("/"), language=request.scope[_LANGUAGE_KEY]
+    )
 
 
 class PersonalTokenAuthentication:
     """Each request must carry a live personal token (`Authorization: Bearer <token>`), looked up as the
     REST API looks it up: without one, or with an unknown, expired or revoked one, 401. Scopes are the
-    tools' to check: a token without `chat` may still list folders."""
+    tools' to check: a token without `chat` may still list folders.
+
+    What the tools write is in the token owner's language: their account choice, else the client's
+    Accept-Language, else LANGUAGE_CODE; a refusal, before anyone is known, in the Accept-Language's."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -53,19 +64,29 @@ class PersonalTokenAuthentication:
         if scope["type"] != "http":  # the lifespan
             await self.app(scope, receive, send)
             return
-        header = Headers(scope=scope).get("authorization", "")
-        try:
-            token = await orm_call(personal_token_from_header, authorization=header) if header else None
-        except TokenInvalid as exc:
-            await _refuse(send, 401, exc.message)
-            return
-        except DatabaseError:
-            await _refuse(send, 503, "The database is unavailable; try again shortly.")
-            return
-        if token is None:
-            await _refuse(send, 401, "Send a personal API token: Authorization: Bearer <token>.")
-            return
-        await self.app({**scope, _TOKEN_KEY: token}, receive, send)
+        headers = Headers(scope=scope)
+        asked = accepted_language(header=headers.get("accept-language", ""))
+        with translation.override(asked or settings.LANGUAGE_CODE):
+            try:
+                found = await orm_call(_token_and_language, authorization=headers.get("authorization", ""), asked=asked)
+            except TokenInvalid as exc:
+                await _refuse(send, 401, exc.message)
+                return
+            except DatabaseError:
+                await _refuse(send, 503, _("The database is unavailable; try again shortly."))
+                return
+            if found is None:
+                await _refuse(send, 401, _("Send a personal API token: Authorization: Bearer <token>."))
+                return
+        token, language = found
+        await self.app({**scope, _TOKEN_KEY: token, _LANGUAGE_KEY: language}, receive, send)
+
+
+def _token_and_language(*, authorization: str, asked: str) -> tuple[PersonalToken, str] | None:
+    token = personal_token_from_header(authorization=authorization) if authorization else None
+    if token is None:
+        return None
+    return token, answer_language(user_id=token.user_id, asked=asked)
 
 
 async def _refuse(send: Send, status: int, detail: str) -> None:

@@ -4,6 +4,9 @@ One server per transport: `apps.mcp.http` serves it at /mcp for personal tokens,
 over stdio for one user. `caller_of` says who calls (from the request, or the command's user).
 Each tool checks its token scope (a tool error naming the scope), the REST API's throttle for the
 same scope, then runs its Django body in a worker thread; what the caller may not see is "not found".
+Results and errors are in the caller's language (`Caller.language`); the instructions, tool
+descriptions and argument schemas stay English, one text for every user: models read them to choose
+and call the tools.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from typing import Annotated, Any, TypeVar
 
 from django.conf import settings
 from django.http import Http404
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
@@ -57,23 +63,32 @@ def _throttle_check(*, caller: Caller, scope: str) -> None:
     throttle = _UserThrottle(scope=scope, user_id=caller.user.pk)
     # Keyed by the user (get_cache_key above): there is no DRF request or view here.
     if not throttle.allow_request(None, None):  # type: ignore[arg-type]
-        wait = throttle.wait()
-        raise ApplicationError(f"Too many requests; try again in {math.ceil(wait or 1)} seconds.")
+        seconds = math.ceil(throttle.wait() or 1)
+        raise ApplicationError(
+            ngettext(
+                "Too many requests; try again in %(seconds)d second.",
+                "Too many requests; try again in %(seconds)d seconds.",
+                seconds,
+            )
+            % {"seconds": seconds}
+        )
 
 
 async def _tool_call(
     caller: Caller, function: Callable[..., T], *, scope: str, throttle: str | None = None, **kwargs: Any
 ) -> T:
-    """Scope, throttle, then the tool's body; refusals become tool errors the client's model reads."""
-    try:
-        personal_token_scope_check(token=caller.token, scope=scope)
-        if throttle is not None:
-            _throttle_check(caller=caller, scope=throttle)
-        return await orm_call(function, caller=caller, **kwargs)
-    except ApplicationError as exc:
-        raise ToolError(exc.message) from exc
-    except Http404 as exc:
-        raise ToolError(str(exc) or "Not found.") from exc
+    """Scope, throttle, then the tool's body, in the caller's language (the body's thread too: it runs in
+    a copy of this context); refusals become tool errors the client's model reads."""
+    with translation.override(caller.language):
+        try:
+            personal_token_scope_check(token=caller.token, scope=scope)
+            if throttle is not None:
+                _throttle_check(caller=caller, scope=throttle)
+            return await orm_call(function, caller=caller, **kwargs)
+        except ApplicationError as exc:
+            raise ToolError(exc.message) from exc
+        except Http404 as exc:
+            raise ToolError(str(exc) or _("Not found.")) from exc
 
 
 FolderId = Annotated[int, Field(description="A folder's id, from list_folders.")]

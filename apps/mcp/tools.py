@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from apps.chat import services as chat_services
 from apps.chat.messages import message_payload
@@ -68,9 +69,8 @@ def passages_search(
     kinds = [kind.strip() for kind in file_types if kind.strip()]
     mime_types = tuple(sorted({mime for kind in kinds for mime in folder_mime_types(folder_id=folder.pk, kind=kind)}))
     if kinds and not mime_types:  # an empty filter would not filter: nothing of these types is here
-        return SearchResult(
-            passages=[], words_matched=None, message=f"The folder has no files of type {', '.join(kinds)}."
-        )
+        message = _("The folder has no files of type %(types)s.") % {"types": ", ".join(kinds)}
+        return SearchResult(passages=[], words_matched=None, message=message)
     hits = chunk_search(
         folder_id=folder.pk,
         query=query,
@@ -93,7 +93,7 @@ def passages_search(
         for hit in hits
     ]
     words_matched = None if mode == SearchMode.VECTOR else any(hit.keyword_rank for hit in hits)
-    return SearchResult(passages=passages, words_matched=words_matched, message="" if hits else "Nothing matched.")
+    return SearchResult(passages=passages, words_matched=words_matched, message="" if hits else _("Nothing matched."))
 
 
 def document_read(*, caller: Caller, file_id: int, chunk_id: int | None) -> Document:
@@ -102,7 +102,7 @@ def document_read(*, caller: Caller, file_id: int, chunk_id: int | None) -> Docu
     if chunk_id is not None:
         start = document_selectors.file_chunk_get(file=file, chunk_id=chunk_id)
         if start is None:
-            raise Http404(f"Chunk {chunk_id} is not in file {file_id}.")
+            raise Http404(_("Chunk %(chunk)d is not in file %(file)d.") % {"chunk": chunk_id, "file": file_id})
         chunks = chunks.filter(chunk_index__gte=start.chunk_index)
     page = list(chunks[: READ_CHUNKS + 1])
     return Document(
@@ -131,7 +131,9 @@ def question_ask(*, caller: Caller, folder_id: int, question: str, agent_mode: b
     """Start a run as the streaming chat API does: saved, then executed in a thread of this process
     (the asker is waiting on this call), its events on the run's channel."""
     folder = folder_access(user=caller.user, folder_id=folder_id)
-    run = chat_services.chat_start(user=caller.user, folder=folder, text=question, agent_mode=agent_mode)
+    run = chat_services.chat_start(
+        user=caller.user, folder=folder, text=question, agent_mode=agent_mode, language=caller.language
+    )
     chat_services.run_start_thread(run=run)
     return run
 
@@ -140,7 +142,7 @@ def run_answer(*, caller: Caller, run_id: str) -> Answer | None:
     """The run's saved answer once it has one, None while it runs (for a run whose events were lost)."""
     run = AgentRun.objects.select_related("answer").filter(pk=run_id, owner_id=caller.user.pk).first()
     if run is None or (run.answer is None and run.status in FINISHED_RUN_STATUSES):
-        raise ApplicationError("The run failed.")  # why is on the run for operators, not for the asker
+        raise ApplicationError(_("The run failed."))  # why is on the run for operators, not for the asker
     if run.answer is None:
         return None
     return answer_of(caller=caller, run_id=run_id, payload=message_payload(run.answer))

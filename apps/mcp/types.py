@@ -14,7 +14,7 @@ from apps.core.models import PersonalToken
 
 @dataclass(frozen=True)
 class Caller:
-    """The user a tool acts for and where the site is, for links.
+    """The user a tool acts for, where the site is, for links, and the language to write to them in.
 
     Over HTTP the user carries the personal token that authenticated them (`apps.core.tokens.token_of`),
     so the library's access selectors honour its folder limit; over stdio there is no token and every
@@ -24,6 +24,8 @@ class Caller:
     user: AbstractBaseUser
     token: PersonalToken | None
     site_url: str
+    # `apps.core.preferences.answer_language`: the user's choice, else the client's Accept-Language.
+    language: str
 
     def document_url(self, *, file_id: int, chunk_id: int | None = None) -> str:
         """The document page (`apps.web`), opened at the chunk when one is given."""

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from django.utils.translation import gettext
 
 from apps.core.api import ApplicationError, ConflictError
+from apps.core.stored_messages import message_shown
 from apps.library.models import File, FileStatus, Folder
 from apps.library.selectors import file_folder_id_get, folder_file_exists
 from apps.library.sources import (
@@ -136,7 +137,7 @@ def _source_errors(*, file: File, doing: str) -> Iterator[None]:
             if doing == "move"
             else gettext("Could not read %(path)s: %(reason)s")
         )
-        raise ConflictError(failed % {"path": file.path, "reason": exc}) from exc
+        raise ConflictError(failed % {"path": file.path, "reason": message_shown(exc)}) from exc
 
 
 def _reverse(*, source: Source, moved: SourceEntry, path: str) -> None:

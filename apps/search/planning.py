@@ -1,19 +1,23 @@
 """How each side of a search reads a folder, decided from statistics that are cheap to read.
 
+The chunk table is hash-partitioned by folder (apps/library/chunk_partitions.py): a search names
+its folder, so it reads one partition, whose HNSW graph and GIN posting lists hold only the
+folders sharing it (about 1/16 of the table).
+
 Vector: pgvector 0.6 filters HNSW results after the scan, so a folder holding 1% of the rows in
 its graph receives about 1% of the ``ef_search`` candidates and a plain filtered query returns too
-few rows (DESIGN §6). Each folder searches the partial HNSW index of its bucket
-(apps/library/vector_index.py), where its share is about ``BUCKETS`` times its share of the table.
-Small folders use an exact scan through the folder btree; larger ones use HNSW with ``ef_search``
-raised until the folder's expected share of the candidates covers k, and fall back to the exact
-scan in the same statement when HNSW still finds fewer than k rows. pgvector >= 0.8 has iterative
-index scans, which solve the problem inside the index.
+few rows (DESIGN §6); in its partition's graph a folder's share is about ``PARTITIONS`` times its
+share of the table. Small folders use an exact scan through the partition's folder btree; larger
+ones use HNSW with ``ef_search`` raised until the folder's expected share of the candidates covers
+k, and fall back to the exact scan in the same statement when HNSW still finds fewer than k rows.
+pgvector >= 0.8 has iterative index scans, which solve the problem inside the index.
 
-Keyword: the GIN index's posting lists hold every folder's rows, so its cost follows the whole
-table. Small folders are matched row by row instead; larger ones use GIN, intersected with the
-folder btree unless the folder is so large that checking each match is cheaper.
+Keyword: the partition's GIN posting lists hold every row of the partition, so their cost follows
+the partition's size. Small folders are matched row by row instead; larger ones use GIN,
+intersected with the folder btree unless the folder fills so much of its partition that checking
+each match is cheaper.
 
-Folder, bucket and table row counts, and the pgvector version, are cached for a few minutes.
+Folder and partition row counts, and the pgvector version, are cached for a few minutes.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import TypeVar
 from django.core.cache import cache
 from django.db import connection
 
-from apps.library import vector_index
+from apps.library.chunk_partitions import chunk_layout_version
 from apps.search.statements import KeywordMethod, VectorMethod
 
 # Up to this many rows an exact scan of the folder is fast enough and always complete
@@ -36,15 +40,15 @@ EXACT_MAX_ROWS = 10_000
 EF_SEARCH_MIN = 300
 EF_SEARCH_MAX = 1000  # pgvector's ceiling
 # Candidates the folder should receive per wanted row: the folder's top k sit around rank
-# k / share of the whole table, and HNSW misses some of those it should return.
+# k / share of the graph, and HNSW misses some of those it should return.
 OVERFETCH = 2.5
 # Up to this many rows the keyword side reads the whole folder rather than the GIN index, whose
-# posting lists hold every folder's rows: about 1.4 µs a row against 0.25 µs a posting.
+# posting lists hold every row of the partition: about 1.4 µs a row against 0.25 µs a posting.
 KEYWORD_SCAN_MAX_ROWS = 5_000
 # GIN postings a keyword search may read; lexemes beyond it (the commonest) only score.
 # A scanned folder has no budget: reading it costs the same whichever lexemes select.
 KEYWORD_POSTING_BUDGET = 20_000
-# From this share of the table up, a bitmap of the folder's rows (about 0.1 µs a row) costs more
+# From this share of its partition up, a bitmap of the folder's rows (about 0.1 µs a row) costs more
 # than checking the folder on each row the GIN index matches (those grow as 1 / share).
 KEYWORD_FILTER_MIN_SHARE = 0.1
 STATS_TTL_SECONDS = 300
@@ -61,7 +65,7 @@ class VectorPlan:
 def vector_plan(*, folder_rows: int, graph_rows: int, k: int, depth: int, iterative_scans: bool) -> VectorPlan:
     """``k`` rows the folder must get (else the exact fallback runs); up to ``depth`` are welcome.
 
-    ``graph_rows``: rows in the HNSW index the folder's search reads (its bucket's).
+    ``graph_rows``: rows in the HNSW index the folder's search reads (its partition's).
     """
     if folder_rows <= EXACT_MAX_ROWS:
         return VectorPlan(VectorMethod.EXACT)
@@ -75,8 +79,8 @@ def vector_plan(*, folder_rows: int, graph_rows: int, k: int, depth: int, iterat
 
 
 def folder_vector_plan(*, folder_id: int, folder_rows: int, k: int, depth: int) -> VectorPlan:
-    """``vector_plan`` for a folder: its bucket is counted only when an exact scan is ruled out."""
-    graph_rows = bucket_chunk_count(folder_id=folder_id) if folder_rows > EXACT_MAX_ROWS else folder_rows
+    """``vector_plan`` for a folder: its partition is counted only when an exact scan is ruled out."""
+    graph_rows = partition_chunk_count(folder_id=folder_id) if folder_rows > EXACT_MAX_ROWS else folder_rows
     return vector_plan(
         folder_rows=folder_rows,
         graph_rows=graph_rows,
@@ -99,10 +103,11 @@ class KeywordPlan:
         return self.method is not KeywordMethod.SCAN
 
 
-def keyword_plan(*, folder_rows: int, table_rows: int) -> KeywordPlan:
+def keyword_plan(*, folder_rows: int, partition_rows: int) -> KeywordPlan:
+    """``partition_rows``: rows in the GIN index the folder's search reads (its partition's)."""
     if folder_rows <= KEYWORD_SCAN_MAX_ROWS:
         return KeywordPlan(KeywordMethod.SCAN)
-    scale = max(table_rows, folder_rows) / folder_rows
+    scale = max(partition_rows, folder_rows) / folder_rows
     method = KeywordMethod.INDEX_FILTER if 1 / scale >= KEYWORD_FILTER_MIN_SHARE else KeywordMethod.INDEX
     return KeywordPlan(method, posting_scale=scale)
 
@@ -133,33 +138,44 @@ def folder_chunk_count_forget(*, folder_id: int) -> None:
     cache.delete(_cache_key("folder-chunks", folder_id))
 
 
-def bucket_chunk_count(*, folder_id: int) -> int:
-    """Rows in the folder's partial HNSW index, counted through the folder btree."""
-    bucket = vector_index.bucket_of(folder_id)
+# The partition holding the folder, and the planner's estimate of its rows (kept by autovacuum,
+# free to read; -1 before the first ANALYZE). No row when the table is not partitioned.
+_FOLDER_PARTITION = r"""
+SELECT c.relname::text, c.reltuples::bigint
+FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid
+CROSS JOIN LATERAL regexp_match(pg_get_expr(c.relpartbound, c.oid), 'modulus (\d+), remainder (\d+)') AS b
+WHERE i.inhparent = 'library_chunk'::regclass
+  AND satisfies_hash_partition('library_chunk'::regclass, b[1]::int, b[2]::int, %s::bigint)
+"""
 
-    def count() -> int:
+
+def folder_partition(*, folder_id: int) -> str | None:
+    """The name of the partition holding the folder's chunks; None when the table is not partitioned."""
+    name, _rows = _folder_partition(folder_id=folder_id)
+    return name or None
+
+
+def partition_chunk_count(*, folder_id: int) -> int:
+    """Rows in the partition the folder's search reads (the size of its HNSW graph and GIN index),
+    as the planner estimates them; the table's when it is not partitioned."""
+    _name, rows = _folder_partition(folder_id=folder_id)
+    return rows
+
+
+def _folder_partition(*, folder_id: int) -> tuple[str, int]:
+    def fetch() -> tuple[str, int]:
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM library_chunk WHERE folder_id = ANY(ARRAY("
-                "SELECT id FROM library_folder WHERE id %% %s = %s)) AND embedding IS NOT NULL",
-                [vector_index.BUCKETS, bucket],
-            )
-            (rows,) = cursor.fetchone() or (0,)
-            return int(rows)
+            cursor.execute(_FOLDER_PARTITION, [folder_id])
+            row = cursor.fetchone()
+            if row is None:
+                cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'library_chunk'::regclass")
+                (rows,) = cursor.fetchone() or (-1,)
+                return "", int(rows)
+            return str(row[0]), int(row[1])
 
-    return _cached(_cache_key("bucket-chunks", bucket), count)
-
-
-def table_chunk_count() -> int:
-    """The planner's row estimate: kept by autovacuum, free to read; -1 before the first ANALYZE."""
-
-    def estimate() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = 'library_chunk'::regclass")
-            (rows,) = cursor.fetchone() or (-1,)
-            return int(rows)
-
-    return _cached(_cache_key("table-chunks"), estimate)
+    # Keyed by the layout's version: a move to another partition count renames the partitions.
+    return _cached(_cache_key("partition", chunk_layout_version(), folder_id), fetch)
 
 
 def pgvector_has_iterative_scans() -> bool:

@@ -23,7 +23,6 @@ from pgvector import Vector
 from apps.core.api import ApplicationError
 from apps.core.metrics import SEARCH_SECONDS
 from apps.embeddings.providers import get_embedder
-from apps.library import vector_index
 from apps.search import planning
 from apps.search.file_statements import file_statement
 from apps.search.statements import KeywordMethod, StatementShape, VectorMethod, chunk_statement, filter_params
@@ -93,8 +92,15 @@ def chunk_search(
         if question.embedding is not None
         else planning.VectorPlan(VectorMethod.EXACT)  # no vector side
     )
-    keyword_plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=planning.table_chunk_count())
-    shape = question.shape(vector_method=plan.method, keyword_method=keyword_plan.method)
+    keyword_plan = planning.keyword_plan(
+        folder_rows=folder_rows, partition_rows=planning.partition_chunk_count(folder_id=folder_id)
+    )
+    partition = (
+        planning.folder_partition(folder_id=folder_id)
+        if question.keyword and keyword_plan.method is KeywordMethod.INDEX_FILTER
+        else None
+    )
+    shape = question.shape(vector_method=plan.method, keyword_method=keyword_plan.method, keyword_partition=partition)
     params = _params(
         folder_id=folder_id,
         question=question,
@@ -176,7 +182,11 @@ class _Question:
     depth: int
 
     def shape(
-        self, *, vector_method: VectorMethod = VectorMethod.EXACT, keyword_method: KeywordMethod = KeywordMethod.INDEX
+        self,
+        *,
+        vector_method: VectorMethod = VectorMethod.EXACT,
+        keyword_method: KeywordMethod = KeywordMethod.INDEX,
+        keyword_partition: str | None = None,
     ) -> StatementShape:
         return StatementShape(
             vector=self.embedding is not None,
@@ -184,6 +194,7 @@ class _Question:
             filters=self.filters,
             vector_method=vector_method,
             keyword_method=keyword_method,
+            keyword_partition=keyword_partition,
         )
 
 
@@ -262,8 +273,6 @@ def _params(
         "k": k,
         "vector_depth": depth,
         "vector_minimum": k,
-        "vector_buckets": vector_index.BUCKETS,
-        "vector_bucket": vector_index.bucket_of(folder_id),
         "keyword_depth": depth,
         "keyword_cap": keyword_rows if row_budget else max(planning.KEYWORD_SCAN_MAX_ROWS, 10 * depth),
         "term_budget": keyword_rows if row_budget else None,

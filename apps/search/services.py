@@ -24,7 +24,7 @@ CROSS JOIN LATERAL (
     SELECT t.lexeme, count(*) AS chunks
     FROM library_chunk c
     CROSS JOIN LATERAL unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
-    WHERE c.file_id = f.id AND c.search_vector IS NOT NULL
+    WHERE c.folder_id = %(folder_id)s AND c.file_id = f.id AND c.search_vector IS NOT NULL
     GROUP BY t.lexeme
 ) per_file
 WHERE f.folder_id = %(folder_id)s

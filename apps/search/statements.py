@@ -43,6 +43,9 @@ class StatementShape:
     filters: SearchFilters
     vector_method: VectorMethod = VectorMethod.EXACT
     keyword_method: KeywordMethod = KeywordMethod.INDEX
+    # INDEX_FILTER reads the folder's partition by name (planning.folder_partition): its folder
+    # condition, which must not match the folder btree, cannot prune the partitioned table.
+    keyword_partition: str | None = None
 
 
 def filter_params(filters: SearchFilters) -> dict[str, object]:
@@ -131,14 +134,14 @@ _LENGTH = "greatest(c.token_count, 1)::float8"
 _KEYWORD_INDEX = """
 keyword_candidates AS MATERIALIZED (
     SELECT c.id, c.file_id, c.search_vector, {length} AS length
-    FROM library_chunk c
+    FROM {table} c
     WHERE {folder_condition}
       AND c.search_vector @@ (SELECT tsq FROM keyword_query){file_filter}
     LIMIT %(keyword_cap)s
 ),"""
 _FOLDER = "c.folder_id = %(folder_id)s"
-# "+ 0" keeps the planner from using the folder btree: for a folder holding a large share of the
-# table, a bitmap of all its rows costs more than checking the few rows the GIN index matches.
+# "+ 0" keeps the planner from using the folder btree: for a folder holding a large share of its
+# partition, a bitmap of all its rows costs more than checking the few rows the GIN index matches.
 _FOLDER_NOT_INDEXED = "c.folder_id + 0 = %(folder_id)s"
 
 # OFFSET 0 keeps the match outside the subquery, so the planner cannot answer it with the GIN
@@ -229,13 +232,14 @@ keyword_ranked AS (
     WHERE false
 )"""
 
-# The HNSW leg orders and limits in its own subquery, which is what lets the index serve it.
-# The bucket condition lets the planner use the folder's partial HNSW index (apps/library/vector_index.py).
+# The HNSW leg orders and limits in its own subquery, which is what lets the index serve it. The
+# folder condition prunes the scan to the folder's partition, whose own HNSW graph it reads
+# (apps/library/vector_index.py).
 _VECTOR_INDEXED = """
 vector_indexed AS MATERIALIZED (
     SELECT c.id, c.file_id, c.embedding <=> %(embedding)s::vector AS distance
     FROM library_chunk c
-    WHERE c.folder_id = %(folder_id)s AND (c.folder_id %% %(vector_buckets)s) = %(vector_bucket)s{file_filter}
+    WHERE c.folder_id = %(folder_id)s{file_filter}
     ORDER BY c.embedding <=> %(embedding)s::vector
     LIMIT %(vector_depth)s
 ),"""
@@ -289,7 +293,7 @@ _CHUNK_SELECT = """
 SELECT fu.chunk_id, fu.file_id, f.name, f.path, c.text, c.location,
        fu.vector_rank, fu.keyword_rank, fu.score, fu.distance, fu.keyword_score
 FROM fused fu
-JOIN library_chunk c ON c.id = fu.chunk_id
+JOIN library_chunk c ON c.folder_id = %(folder_id)s AND c.id = fu.chunk_id
 JOIN library_file f ON f.id = fu.file_id
 ORDER BY fu.score DESC, fu.chunk_id"""
 
@@ -309,8 +313,16 @@ def _keyword_candidates(shape: StatementShape) -> str:
     file_filter = _chunk_file_filter(shape.filters)
     if shape.keyword_method is KeywordMethod.SCAN:
         return _KEYWORD_SCAN.format(file_filter=file_filter, length=_LENGTH)
-    folder = _FOLDER_NOT_INDEXED if shape.keyword_method is KeywordMethod.INDEX_FILTER else _FOLDER
-    return _KEYWORD_INDEX.format(folder_condition=folder, file_filter=file_filter, length=_LENGTH)
+    if shape.keyword_method is KeywordMethod.INDEX_FILTER:
+        table = _quoted(shape.keyword_partition or "library_chunk")
+        folder = _FOLDER_NOT_INDEXED
+    else:
+        table, folder = "library_chunk", _FOLDER
+    return _KEYWORD_INDEX.format(table=table, folder_condition=folder, file_filter=file_filter, length=_LENGTH)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 _CHUNK_TERM = _BM25_TERM.format(idf="t.idf", tf="t.tf", length="t.length", average="a.avgdl")

@@ -6,9 +6,9 @@ import os
 
 from apps.library import vector_index
 
-# The chunk embeddings' HNSW indexes (one per folder bucket), as migration library/0006 builds them.
-CREATE_HNSW = [vector_index.create_index_sql(b, concurrently=False) for b in range(vector_index.BUCKETS)]
-DROP_HNSW = [vector_index.drop_index_sql(b, concurrently=False) for b in range(vector_index.BUCKETS)]
+# The chunk embeddings' HNSW index (one graph per partition), as the partition move builds it.
+CREATE_HNSW = [vector_index.create_index_sql()]
+DROP_HNSW = [vector_index.drop_index_sql()]
 
 
 def timed(label: str, seconds: float, rows: int | None = None) -> None:

@@ -1,17 +1,17 @@
 """The vector leg alone on each HNSW layout, with pgvector 0.8's iterative scans, same questions.
 
-On search_speed.py's loaded rows: the folder's partial index of the 16 buckets (as migrated),
-one table-wide index over ``embedding`` (vector_cosine_ops), and one over
-``embedding::halfvec(384)`` (halfvec_cosine_ops, half the bytes per dimension). Every query is
+On search_speed.py's loaded rows: the HNSW index of the folder's partition (as migrated, over
+``embedding``, vector_cosine_ops), and one over ``embedding::halfvec(384)`` (halfvec_cosine_ops,
+half the bytes per dimension), also one per partition. Every query is
 vector top-10 of one folder with ``hnsw.iterative_scan = relaxed_order`` and ``ef_search`` 300
 (the planner's ``iterative`` plan), and the index is made the only way in (sorting and bitmap
 scans off): the planner would otherwise answer mid-sized folders from the folder btree with an
-exact sort (search_speed.py --design table shows it). For every measured folder size, exact
+exact sort. For every measured folder size, exact
 ones included (their share of the table is what a larger folder has at 1M): p50/p95 and
 recall@10 against exact search (numpy), the index actually used, plus build time and size.
 The table keeps ``vector`` storage (a halfvec column would halve it too). Needs the rows and
-the bucket indexes of search_speed.py (same ``--chunks``); the two table-wide indexes are
-dropped after.
+indexes of search_speed.py (same ``--chunks``); the halfvec index is dropped after. (Before the
+partitions this bench compared 16 partial indexes by ``folder_id % 16`` with table-wide ones.)
 
     .venv/bin/python bench/search/search_halfvec.py --chunks 200000
 """
@@ -27,18 +27,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
-from apps.library import vector_index
 from bench.search.common import percentile, use_scratch_services
 from bench.search.search_speed import TARGET_SIZES, exact_top, execute, folder_vectors, loaded_meta
 from bench.search.search_speed_data import Corpus, folder_sizes
 
 KINDS = {
-    "bucket": (
+    "partition": (
         "",
-        "embedding <=> %s::vector",
-    ),
-    "vector": (
-        "CREATE INDEX bench_hnsw_vector ON library_chunk USING hnsw (embedding vector_cosine_ops)",
         "embedding <=> %s::vector",
     ),
     "halfvec": (
@@ -51,14 +46,13 @@ SMALLEST = 100
 
 
 def statement(kind: str, distance: str) -> str:
-    # The bucket predicate lets the planner use the folder's partial index, as the search does.
-    bucket = f" AND (folder_id %% {vector_index.BUCKETS}) = %s" if kind == "bucket" else ""
-    return f"SELECT id FROM library_chunk WHERE folder_id = %s{bucket} ORDER BY {distance} LIMIT 10"
+    # The folder condition prunes the scan to the folder's partition, as the search does.
+    return f"SELECT id FROM library_chunk WHERE folder_id = %s ORDER BY {distance} LIMIT 10"
 
 
 def params(kind: str, folder_id: int, vector: np.ndarray) -> list:
     literal = "[" + ",".join(f"{x:.7f}" for x in vector) + "]"
-    return [folder_id, vector_index.bucket_of(folder_id), literal] if kind == "bucket" else [folder_id, literal]
+    return [folder_id, literal]
 
 
 def top10(kind: str, distance: str, folder_id: int, vector: np.ndarray) -> list[int]:

@@ -12,7 +12,7 @@ import pytest
 
 from apps.chat.answering import CITE_AGAIN_PROMPT
 from apps.chat.continuation import CONTINUE_PROMPT
-from apps.chat.models import Message
+from apps.chat.models import AgentRun, Message
 from apps.chat.services import chat_start, run_execute
 from apps.llm.types import LLMResponse
 from apps.search.selectors import chunk_search
@@ -62,12 +62,14 @@ def test_a_length_stop_marks_the_answer_truncated_and_continue_completes_it(
     assert listed["metadata"]["truncated"] is True
 
     wire_stub.reply_text(f" 12,300 dollars [{n}].")
-    accepted = auth_client.post(f"/api/messages/{answer.pk}/continue")
+    AgentRun.objects.filter(pk=run.pk).update(language="es")  # as if asked from a Spanish browser
+    accepted = auth_client.post(f"/api/messages/{answer.pk}/continue", HTTP_ACCEPT_LANGUAGE="de")
     assert accepted.status_code == 202, accepted.content
     events: list = []
     continued = run_execute(run_id=accepted.json()["run_id"], on_event=events.append)
 
     assert continued.status == "completed" and continued.answer_id == answer.pk
+    assert continued.language == "es"  # goes on in the language it was begun in
     answer.refresh_from_db()
     assert answer.content["text"] == f"{CUT} 12,300 dollars [{n}]."
     assert answer.metadata["truncated"] is False and answer.metadata["continued_by"] == [str(continued.pk)]

@@ -81,12 +81,9 @@ def test_migrations_reverse_to_zero_and_reapply_with_rows():
             indexes = {
                 row[0] for row in db.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'library_chunk'")
             }
-        assert {
-            *(vector_index.index_name(bucket) for bucket in range(vector_index.BUCKETS)),
-            "library_chunk_search_vector_gin",
-            "library_chunk_folder_idx",
-        } <= indexes
-        assert "library_chunk_embedding_hnsw" not in indexes
+        # Partitioned by folder again (library/0015): the search indexes, one per partition.
+        assert {vector_index.INDEX, "library_chunk_search_vector_gin", "library_chunk_id"} <= indexes
+        assert "library_chunk_folder_idx" not in indexes
     finally:
         with psycopg.connect(**{k: v for k, v in _admin_conninfo().items() if v is not None}) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

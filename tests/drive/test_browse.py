@@ -80,6 +80,13 @@ def test_without_any_drive_access_browsing_asks_to_connect(auth_client, drive_se
     assert "not connected" in response.json()["detail"]
 
 
+def test_the_request_to_connect_is_in_the_askers_language(auth_client, drive_settings):
+    drive_settings.DRIVE_API_ENDPOINT = ""
+    response = auth_client.get("/api/drive/folders", HTTP_ACCEPT_LANGUAGE="de")
+    assert response.status_code == 409
+    assert response.json()["detail"].startswith("Google Drive ist nicht verbunden"), response.json()
+
+
 def test_status_says_whether_consent_is_needed(auth_client, drive_settings, user, tmp_path):
     assert auth_client.get("/api/drive/status").json() == {"connected": False, "access": "", "can_connect": True}
     DriveCredential.objects.create(owner=user, access_token="a", refresh_token="r")

@@ -2,7 +2,7 @@
 fields and sentences, each expecting the file it came from, with facts its file states; spread over
 the files, one per passage, none twice, nothing from boilerplate; the same seed the same
 questions. Saved through the create API and run, the offline answerer finds most of them.
-Who may generate, and the refusals of bad input."""
+Questions in the asker's language. Who may generate, and the refusals of bad input."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from collections import Counter
 import pytest
 from rest_framework.test import APIClient
 
+from apps.core.models import Preferences
 from apps.evaluation.execution import evaluation_run_execute
+from apps.evaluation.generation import evaluation_questions_generate
 from apps.evaluation.scoring import fact_stated, normalised
 from apps.library.models import File, FileStatus, Folder, FolderMembership
 from tests.support.evaluation_folder import BOILERPLATE_FILES, GENERATION_FILES, evaluation_folder
@@ -71,6 +73,29 @@ def test_questions_come_from_the_folders_files_with_the_facts_they_state(auth_cl
         "INV-20935 in invoices.csv?",
     }
     assert not {question["source"]["file"] for question in questions} & BOILERPLATE_FILES
+
+
+def test_questions_are_written_in_the_askers_language_or_else_the_one_they_chose(auth_client, papers, user):
+    german = auth_client.post(
+        f"/api/folders/{papers.pk}/evaluations/generate",
+        {"count": 50, "seed": 7},
+        format="json",
+        HTTP_ACCEPT_LANGUAGE="de",
+    ).json()["questions"]
+    english = generated(auth_client, papers, count=50, seed=7)["questions"]
+    Preferences.objects.create(user=user, language="fr")
+    # No request (a worker's, a shell's): the language the person chose on their account page.
+    french = evaluation_questions_generate(folder=papers, user=user, count=50, seed=7).questions
+
+    asked = {question["question"]: question for question in german}
+    total = asked["Welchen Wert hat „total due“ in invoice-INV-20931.txt?"]
+    assert total["expected_facts"] == ["2,300.00"]  # a fact stays as its file writes it
+    assert asked["Welchen Wert hat „federal income tax withheld“ in w2-2024.txt?"]["expected_facts"] == ["12,300"]
+    assert not [question for question in asked if question.startswith(("What ", "According to "))]
+    assert "What is the total due in invoice-INV-20931.txt?" in {question["question"] for question in english}
+    assert "Quelle est la valeur de «\xa0total due\xa0» dans invoice-INV-20931.txt\xa0?" in {
+        question.question for question in french
+    }
 
 
 def test_questions_are_spread_over_the_files_one_per_passage_none_twice(auth_client, papers):

@@ -174,3 +174,30 @@ def test_pattern_cleaning():
     assert exclusion.excludes("x/y.tmp") and exclusion.excludes("docs/a.md") and not exclusion.excludes("a.md")
     assert exclusion.excludes_directory("docs") and not exclusion.excludes_directory("src")
     assert not exclusion_for("").excludes("anything")
+
+
+@pytest.mark.parametrize(
+    "patterns",
+    [
+        DEFAULT_EXCLUDE_PATTERNS,
+        DEFAULT_EXCLUDE_PATTERNS + "\nbuild/\n/top.txt\na/**/b\n*.log\ndocs/*.tmp\nsecret[0-9].txt\n**/cache",
+        DEFAULT_EXCLUDE_PATTERNS + "\n\\#hash\nx|y\n(p)",  # characters a regex would read as its own
+        DEFAULT_EXCLUDE_PATTERNS + "\n*.log\n!keep.log\nbuild/\n!build/keep.txt",  # negations: pathspec's order
+    ],
+)
+def test_exclusion_answers_as_pathspec_does(patterns):
+    # Without negations all patterns are matched as one regex (a sync checks every path of the
+    # folder); the answer must be pathspec's own for every path, file or directory.
+    import itertools
+
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns.splitlines())
+    exclusion = exclusion_for(patterns)
+    names = ["a", "b", "build", "docs", "node_modules", ".git", "x.pyc", "top.txt", "cache", "f.min.js"]
+    names += ["secret3.txt", "n.log", "keep.log", "k.tmp", "#hash", "y~", ".~lock.x#", "x|y", "(p)", "keep.txt"]
+    paths = [*names, *itertools.product(names, repeat=2), *itertools.product(names[:8], repeat=3)]
+    for parts in paths:
+        path = parts if isinstance(parts, str) else "/".join(parts)
+        assert exclusion.excludes(path) == spec.match_file(path), path
+        assert exclusion.excludes_directory(path) == spec.match_file(path + "/"), path

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.utils import translation
+
 from apps.llm.extractive import NOTHING_RELEVANT, ExtractiveProvider
 from apps.llm.extractive_rows import Block, blocks
 from apps.llm.sources import ParsedSource, build_user_prompt, extract_citations, format_sources
@@ -209,6 +211,38 @@ def test_amounts_in_different_currencies_are_stated_and_not_subtracted():
 
     assert "2,300.00 EUR [2]" in response.text and "$1,200.00 [3]" in response.text
     assert "different currencies" in response.text and "more" not in response.text
+
+
+def test_amounts_alike_are_said_to_be_the_same_each_cited():
+    again = source(3, "inbox/invoice-INV-20940.txt", "INVOICE INV-20940\n\nTotal due ........ 1,450.00 EUR")
+
+    response = ask("Which invoice is larger?", [INVOICE_ROWS, again])
+
+    assert response.text == "They are the same: 1,450.00 EUR for INV-20940 [3] and 1,450.00 EUR for INV-20917 [1]."
+
+
+def test_a_comparison_is_said_in_the_askers_language_with_its_digits_and_citations():
+    dollars = source(3, "inbox/invoice-INV-30001.txt", "INVOICE INV-30001\n\nTotal due ........ $1,200.00")
+    again = source(3, "inbox/invoice-INV-20940.txt", "INVOICE INV-20940\n\nTotal due ........ 1,450.00 EUR")
+    with translation.override("de"):
+        larger = ask("Compare the invoices: which is larger and by how much?", [INVOICE_ROWS, INVOICE_TEXT]).text
+        currencies = ask("Which invoice is larger?", [INVOICE_TEXT, dollars]).text
+        same = ask("Which invoice is larger?", [INVOICE_ROWS, again]).text
+    with translation.override("fr"):
+        cheaper = ask("Which invoice is cheaper?", [INVOICE_ROWS, INVOICE_TEXT]).text
+
+    assert larger == "INV-20931 ist größer: 2.300,00 EUR [2] gegenüber 1.450,00 EUR für INV-20917 [1], 850,00 EUR mehr."
+    assert currencies == (
+        "INV-20931 beträgt 2.300,00 EUR [2] und INV-30001 beträgt $1.200,00 [3]: "
+        "Sie lauten auf verschiedene Währungen, daher habe ich sie nicht verglichen."
+    )
+    assert same == "Sie sind gleich hoch: 1.450,00 EUR für INV-20940 [3] und 1.450,00 EUR für INV-20917 [1]."
+    # French groups thousands with a no-break space and writes one before its colon.
+    assert cheaper == (
+        "INV-20917 est moins cher\xa0: 1\xa0450,00 EUR [1] contre 2\xa0300,00 EUR pour INV-20931 [2], "
+        "850,00 EUR de moins."
+    )
+    assert [extract_citations(text) for text in (larger, currencies, same, cheaper)] == [[2, 1], [2, 3], [3, 1], [1, 2]]
 
 
 def test_leader_dots_never_reach_an_answer():

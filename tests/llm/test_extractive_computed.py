@@ -177,10 +177,17 @@ def test_how_much_a_bill_is_is_its_amount_due_not_a_line_of_it():
     assert text == "Amount due: 86.40 EUR [1]. The amount is collected by direct debit on 14 February 2025 [1]."
 
 
+LEASE = source(1, "home/lease.md", "# Lease\n\nThe lease started on 1 April 2023 and ended on 31 March 2026.")
+
+
 def test_computed_sentences_are_said_in_the_askers_language():
     with translation.override("de"):
         dates = ask("Which contract ends later?", [ENERGY, PHONE])
         total = ask("What did the three bills for January cost in total?", [ELECTRICITY, WATER, INTERNET])
+        span = ask("How long did the lease run?", [LEASE])
 
     assert "14 November 2025 [2]" in dates and "comes last" not in dates and "75" in dates
-    assert "163.15 EUR" in total and "Together" not in total
+    assert span == "Von 1 April 2023 bis 31 March 2026 [1] sind es 1.095 Tage."  # a German thousands point
+    # The sum in German digits (a decimal comma), each bill cited.
+    assert total.startswith("Zusammen ergeben sie 163,15 EUR: 86,40 EUR für 2025-01-electricity.txt [1]")
+    assert "Together" not in total

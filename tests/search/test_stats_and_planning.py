@@ -84,7 +84,7 @@ def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
 
 
 @pytest.mark.parametrize(
-    ("folder_rows", "table_rows", "expected", "row_budget"),
+    ("folder_rows", "partition_rows", "expected", "row_budget"),
     [
         (100, 1_000_000, (KeywordMethod.SCAN, 0.0), False),
         (planning.KEYWORD_SCAN_MAX_ROWS, 1_000_000, (KeywordMethod.SCAN, 0.0), False),
@@ -93,8 +93,8 @@ def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
         (50_000, -1, (KeywordMethod.INDEX_FILTER, 1.0), True),
     ],
 )
-def test_keyword_plan(folder_rows, table_rows, expected, row_budget):
-    plan = planning.keyword_plan(folder_rows=folder_rows, table_rows=table_rows)
+def test_keyword_plan(folder_rows, partition_rows, expected, row_budget):
+    plan = planning.keyword_plan(folder_rows=folder_rows, partition_rows=partition_rows)
     assert (plan.method, plan.posting_scale) == expected
     # A scanned folder lets every lexeme select candidates; the GIN paths keep the row budget.
     assert plan.row_budget is (plan.method is not KeywordMethod.SCAN)
@@ -112,7 +112,7 @@ def test_cached_statistics_are_read_from_the_database(corpus):
     planning.folder_chunk_count_forget(folder_id=corpus.folder.pk)
     assert planning.folder_chunk_count(folder_id=corpus.folder.pk) == FILLER_CHUNKS + 4
     assert planning.pgvector_has_iterative_scans() is True  # the embedded server has pgvector 0.8
-    assert isinstance(planning.table_chunk_count(), int)
+    assert isinstance(planning.partition_chunk_count(folder_id=corpus.folder.pk), int)
 
 
 @pytest.mark.django_db
@@ -125,20 +125,24 @@ def test_chunk_rows_keep_embedding_and_tsvector_inline():
             " AND attname IN ('embedding', 'search_vector', 'text')"
         )
         storage = dict(cursor.fetchall())
-        cursor.execute("SELECT reloptions FROM pg_class WHERE oid = 'library_chunk'::regclass")
-        options = cursor.fetchone()[0]
+        # A partitioned table keeps its heaps' storage parameters on its partitions.
+        cursor.execute(
+            "SELECT c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+            " WHERE i.inhparent = 'library_chunk'::regclass"
+        )
+        options = [row[0] for row in cursor.fetchall()]
     assert storage == {"embedding": "m", "search_vector": "m", "text": "x"}
-    assert "toast_tuple_target=4000" in options
+    assert options and all("toast_tuple_target=4000" in option for option in options)
 
 
-def test_a_folder_small_enough_for_an_exact_scan_never_counts_its_bucket(monkeypatch):
+def test_a_folder_small_enough_for_an_exact_scan_never_counts_its_partition(monkeypatch):
     def count(*, folder_id):
-        raise AssertionError("counted a bucket for an exact scan")
+        raise AssertionError("counted a partition for an exact scan")
 
-    monkeypatch.setattr(planning, "bucket_chunk_count", count)
+    monkeypatch.setattr(planning, "partition_chunk_count", count)
     monkeypatch.setattr(planning, "pgvector_has_iterative_scans", lambda: False)
     plan = planning.folder_vector_plan(folder_id=1, folder_rows=planning.EXACT_MAX_ROWS, k=10, depth=50)
     assert plan.method is VectorMethod.EXACT
-    monkeypatch.setattr(planning, "bucket_chunk_count", lambda *, folder_id: 200_000)
+    monkeypatch.setattr(planning, "partition_chunk_count", lambda *, folder_id: 200_000)
     plan = planning.folder_vector_plan(folder_id=1, folder_rows=50_000, k=10, depth=50)
     assert (plan.method, plan.ef_search) == (VectorMethod.HNSW, 300)

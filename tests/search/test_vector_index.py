@@ -1,11 +1,14 @@
-"""The HNSW leg reads its folder's bucket index (apps/library/vector_index.py), never another's."""
+"""A folder's search reads its own partition (apps/library/chunk_partitions.py), and its HNSW leg
+that partition's graph (apps/library/vector_index.py), never another's."""
+
+import re
 
 import pytest
 from django.core.cache import cache
 from django.db import connection, transaction
 
 from apps.library import vector_index
-from apps.library.models import Chunk
+from apps.library.chunk_partitions import PARTITIONS, partition_name
 from apps.search import planning
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
@@ -23,52 +26,73 @@ class Recorder:
         return execute(sql, params, many, context)
 
 
-def test_every_bucket_has_its_partial_index():
+def _partition_of(folder_id: int) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT tableoid::regclass::text FROM library_chunk WHERE folder_id = %s", [folder_id])
+        (name,) = cursor.fetchall()
+    return name[0]
+
+
+def test_every_partition_has_its_hnsw_index():
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'library_chunk' AND indexdef LIKE %s",
+            "SELECT c.relname, x.indexrelid::regclass::text, pg_get_indexdef(x.indexrelid) FROM pg_inherits i"
+            " JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_index x ON x.indrelid = c.oid"
+            " WHERE i.inhparent = 'library_chunk'::regclass AND pg_get_indexdef(x.indexrelid) LIKE %s",
             ["%USING hnsw%"],
         )
-        definitions = dict(cursor.fetchall())
-    assert sorted(definitions) == [vector_index.index_name(bucket) for bucket in range(vector_index.BUCKETS)]
-    for bucket in range(vector_index.BUCKETS):
-        predicate = f"WHERE ((folder_id % ({vector_index.BUCKETS})::bigint) = {bucket})"
-        assert predicate in definitions[vector_index.index_name(bucket)]
+        rows = cursor.fetchall()
+    assert sorted(row[0] for row in rows) == [partition_name(r) for r in range(PARTITIONS)]
+    for partition, index, definition in rows:
+        assert index == f"{partition}_embedding_hnsw"
+        assert "USING hnsw (embedding vector_cosine_ops)" in definition and "WHERE" not in definition
+    assert vector_index.INDEX == "library_chunk_embedding_hnsw"
 
 
-def _plan_of_vector_search(folder_id: int) -> str:
+def _plan_of_search(folder_id: int, mode: SearchMode, *, hnsw_only: bool = False) -> str:
     recorder = Recorder()
     with connection.execute_wrapper(recorder):
-        chunk_search(folder_id=folder_id, query=QUESTION, k=10, mode=SearchMode.VECTOR)
+        chunk_search(folder_id=folder_id, query=QUESTION, k=10, mode=mode)
     settings_sql, settings_params = next(call for call in recorder.calls if "set_config" in call[0])
-    search_sql, search_params = next(call for call in recorder.calls if "vector_indexed" in call[0])
+    search_sql, search_params = next(call for call in recorder.calls if "fused AS" in call[0])
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(settings_sql, settings_params)
-        # A test table is tiny: the planner rightly prefers reading it whole or through the folder
-        # btree. Without those paths (the DROP is undone with the test's transaction) an index
-        # scan can only use an HNSW index whose predicate the statement implies.
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("DROP INDEX IF EXISTS library_chunk_folder_idx")
+        if hnsw_only:
+            # A test table is tiny: the planner rightly prefers reading it whole or through a folder
+            # btree. Without those paths (undone with the test's transaction) an ordered index scan
+            # can only be the partition's HNSW.
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("SET LOCAL enable_bitmapscan = off")
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the fixtures' deferred foreign key checks
+            cursor.execute("ALTER TABLE library_chunk DROP CONSTRAINT library_chunk_pkey")
+            cursor.execute("ALTER TABLE library_chunk DROP CONSTRAINT chunk_unique_index")
         cursor.execute("EXPLAIN (COSTS OFF) " + search_sql, search_params)
-        return "\n".join(row[0] for row in cursor.fetchall())
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        transaction.set_rollback(True)
+    return plan
 
 
-def test_the_hnsw_leg_reads_the_index_of_its_folders_bucket(corpus, other_corpus, monkeypatch):
+def test_a_folders_search_reads_only_its_partition(corpus, other_corpus):
+    for folder in (corpus.folder, other_corpus.folder):
+        for mode in (SearchMode.HYBRID, SearchMode.KEYWORD, SearchMode.VECTOR):
+            plan = _plan_of_search(folder.pk, mode)
+            assert set(re.findall(r"library_chunk_p\d\d", plan)) == {_partition_of(folder.pk)}, plan
+
+
+def test_the_hnsw_leg_reads_the_index_of_its_folders_partition(corpus, other_corpus, monkeypatch):
     monkeypatch.setattr(planning, "EXACT_MAX_ROWS", 0)
     for folder in (corpus.folder, other_corpus.folder):
-        plan = _plan_of_vector_search(folder.pk)
-        own = vector_index.index_name(vector_index.bucket_of(folder.pk))
-        assert f"Index Scan using {own} " in plan
-        others = {vector_index.index_name(b) for b in range(vector_index.BUCKETS)} - {own}
-        assert not any(name in plan for name in others)
+        plan = _plan_of_search(folder.pk, SearchMode.VECTOR, hnsw_only=True)
+        own = _partition_of(folder.pk)
+        assert f"Index Scan using {own}_embedding_hnsw on {own} " in plan, plan
+        assert set(re.findall(r"library_chunk_p\d\d", plan)) == {own}
 
 
-def test_bucket_count_is_the_rows_of_the_folders_sharing_the_bucket(corpus, other_corpus):
-    cache.clear()  # counts are cached per bucket, and earlier tests' folders shared buckets
-    bucket = vector_index.bucket_of(corpus.folder.pk)
-    expected = sum(
-        Chunk.objects.filter(folder=folder, embedding__isnull=False).count()
-        for folder in (corpus.folder, other_corpus.folder)
-        if vector_index.bucket_of(folder.pk) == bucket
-    )
-    assert planning.bucket_chunk_count(folder_id=corpus.folder.pk) == expected > 0
+def test_partition_count_is_the_rows_of_the_folders_sharing_the_partition(corpus, other_corpus):
+    cache.clear()  # counts are cached per folder
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE library_chunk")
+        cursor.execute(f"SELECT count(*) FROM {_partition_of(corpus.folder.pk)}")  # noqa: S608 - a catalog name
+        (expected,) = cursor.fetchone()
+    assert planning.partition_chunk_count(folder_id=corpus.folder.pk) == expected > 0
+    assert planning.folder_partition(folder_id=corpus.folder.pk) == _partition_of(corpus.folder.pk)

@@ -22,10 +22,12 @@ from tests.support.servers import BASE_DIR
 
 
 @asynccontextmanager
-async def mcp_over_http(url: str, *, secret: str | None, mode: str = "auto") -> AsyncIterator[Client]:
-    """A connected client of `url`/mcp; `mode` "legacy" speaks the initialize handshake (the protocol
-    revisions today's desktop clients use), "auto" the newest both sides know."""
-    headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+async def mcp_over_http(
+    url: str, *, secret: str | None, mode: str = "auto", headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """A connected client of `url`/mcp, sending `headers` too; `mode` "legacy" speaks the initialize
+    handshake (the protocol revisions today's desktop clients use), "auto" the newest both sides know."""
+    headers = {**(headers or {}), **({"Authorization": f"Bearer {secret}"} if secret else {})}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as client,
@@ -54,11 +56,12 @@ def call_over_http(
     arguments: dict[str, Any] | None = None,
     mode: str = "auto",
     progress: ProgressFnT | None = None,
+    headers: dict[str, str] | None = None,
 ) -> CallToolResult:
     """One tool call from a fresh client (from synchronous test code: the ORM stays off the loop)."""
 
     async def call() -> CallToolResult:
-        async with mcp_over_http(url, secret=secret, mode=mode) as client:
+        async with mcp_over_http(url, secret=secret, mode=mode, headers=headers) as client:
             return await client.call_tool(tool, arguments or {}, progress_callback=progress)
 
     return anyio.run(call)

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import IO, Any
 
+from django.utils.translation import gettext_noop
 from googleapiclient.http import MediaIoBaseDownload, MediaIoBaseUpload
 
 from apps.connectors.drive import mimes
@@ -43,7 +44,7 @@ class DriveApi:
         self._retry = retry
         self._page_size = page_size
 
-    def get(self, file_id: str, *, not_found: str = "file not found") -> dict[str, Any]:
+    def get(self, file_id: str, *, not_found: str = gettext_noop("file not found")) -> dict[str, Any]:
         request = self._files.get(fileId=file_id, fields=FILE_FIELDS, **_ALL_DRIVES)
         result: dict[str, Any] = execute(request, retry=self._retry, not_found=not_found)
         return result

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
 from apps.connectors.drive.entries import EntryBuilder, path_component, walk
@@ -66,7 +68,7 @@ class ChangeReader:
         meta = None if change.get("removed") else change.get("file")
         if file_id == self._root_id:
             if meta is None or meta.get("trashed"):
-                raise SourceNotFoundError("folder was deleted or moved to the trash")
+                raise SourceNotFoundError(gettext_noop("folder was deleted or moved to the trash"))
             return
         if meta is None:
             self._remove(file_id)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import google.auth.exceptions
 import google_auth_httplib2
 import httplib2
+from django.utils.translation import gettext_noop
 from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 from google.oauth2 import service_account
@@ -28,6 +29,7 @@ from googleapiclient import discovery_cache
 from googleapiclient.discovery import build, build_from_document
 from googleapiclient.errors import HttpError
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.sources import SourceAuthError, SourceError, SourceNotFoundError, SourceTransientError
 
 logger = logging.getLogger(__name__)
@@ -157,7 +159,7 @@ def build_drive_service(
     return build_from_document(document, http=authorized, client_options={"api_endpoint": endpoint})
 
 
-def execute(request: Any, *, retry: RetryPolicy, not_found: str = "file not found") -> Any:
+def execute(request: Any, *, retry: RetryPolicy, not_found: str = gettext_noop("file not found")) -> Any:
     """Run a ``googleapiclient`` request; ``not_found`` is the message for a 404."""
     method = getattr(request, "methodId", "request")
     attempt = 0
@@ -173,14 +175,18 @@ def execute(request: Any, *, retry: RetryPolicy, not_found: str = "file not foun
         except google.auth.exceptions.RefreshError as error:
             if not error.retryable:
                 raise SourceAuthError(
-                    "Google Drive access was revoked or has expired; reconnect Google Drive."
+                    gettext_noop("Google Drive access was revoked or has expired; reconnect Google Drive.")
                 ) from error
             retry_after, problem = None, "token refresh failed"
         except (OSError, httplib2.HttpLib2Error, google.auth.exceptions.TransportError) as error:
             retry_after, problem = None, f"network error ({type(error).__name__})"
         if attempt >= retry.max_retries or (retry_after or 0) > retry.max_delay:
             raise SourceTransientError(
-                f"Google Drive is unavailable or rate limiting ({problem}); gave up after {attempt} retries."
+                gettext_noop(
+                    "Google Drive is unavailable or rate limiting (%(problem)s); gave up after %(count)s retries."
+                ),
+                problem=problem,
+                count=attempt,
             )
         delay = retry.delay(attempt, retry_after)
         logger.warning(
@@ -219,14 +225,14 @@ def _retry_after(error: HttpError) -> float | None:
 def _source_error(status: int, reason: str, message: str, *, not_found: str) -> SourceError:
     if status == 401 or (status == 403 and reason in _AUTH_REASONS):
         return SourceAuthError(
-            "Google Drive access was revoked or lacks permission for this folder; reconnect Google Drive."
+            gettext_noop("Google Drive access was revoked or lacks permission for this folder; reconnect Google Drive.")
         )
     if status == 404:
         return SourceNotFoundError(not_found)
     if status == 410:
         return CursorExpiredError("The Drive changes cursor expired; a full listing is needed.")
     return DriveRequestError(
-        f"Google Drive refused the request: {message or reason}",
+        StoredMessage(gettext_noop("Google Drive refused the request: %(detail)s"), detail=message or reason),
         status=status,
         reason=reason,
     )

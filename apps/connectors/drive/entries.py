@@ -7,8 +7,11 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
+from apps.core.stored_messages import StoredMessage
 from apps.library.sources import SourceEntry, SourceNotFoundError, SourceProblem
 
 SHORTCUT_TARGET = "shortcut_target_id"
@@ -72,7 +75,12 @@ class EntryBuilder:
         mime_type = content_meta["mimeType"]
         if mimes.is_google_native(mime_type) and mime_type not in mimes.EXPORT_FORMATS:
             kind = mime_type.removeprefix(mimes.GOOGLE_APPS_PREFIX)
-            self._problems.append(SourceProblem(path=path, reason=f"Google {kind} files have no text export"))
+            self._problems.append(
+                SourceProblem(
+                    path=path,
+                    reason=StoredMessage(gettext_noop("Google %(kind)s files have no text export"), kind=kind),
+                )
+            )
             return None
         return SourceEntry(
             external_id=meta["id"],
@@ -90,14 +98,16 @@ class EntryBuilder:
         details = meta.get("shortcutDetails", {})
         if details.get("targetMimeType") == mimes.FOLDER:
             # Following folder shortcuts could loop and would list files twice.
-            self._problems.append(SourceProblem(path=path, reason="shortcuts to folders are not followed"))
+            self._problems.append(
+                SourceProblem(path=path, reason=StoredMessage(gettext_noop("shortcuts to folders are not followed")))
+            )
             return None
         try:
             target = self._api.get(details.get("targetId", ""))
         except SourceNotFoundError:
             target = None
         if target is None or target.get("trashed"):
-            reason = "the shortcut's target is gone or in the trash"
+            reason = StoredMessage(gettext_noop("the shortcut's target is gone or in the trash"))
             self._problems.append(SourceProblem(path=path, reason=reason))
             return None
         return target

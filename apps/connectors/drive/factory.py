@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import httplib2
 from django.conf import settings
-from django.utils.translation import gettext
+from django.utils.translation import gettext_noop
 from google.auth.credentials import AnonymousCredentials
 from google.auth.credentials import Credentials as BaseCredentials
 
@@ -54,7 +54,7 @@ def drive_credentials(
         return service_account_credentials(path=settings.GOOGLE_SERVICE_ACCOUNT_FILE)
     if endpoint:
         return AnonymousCredentials()
-    raise SourceAuthError(gettext("Google Drive is not connected; connect it or configure a service account."))
+    raise SourceAuthError(gettext_noop("Google Drive is not connected; connect it or configure a service account."))
 
 
 def drive_source(*, folder_id: str, credentials: BaseCredentials, http: httplib2.Http | None = None) -> DriveSource:

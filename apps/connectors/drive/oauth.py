@@ -101,7 +101,9 @@ def drive_connect_finish(*, user: AbstractBaseUser, state: str, code: str, error
 
 def _reauthorized_folders_resume(*, user: AbstractBaseUser) -> None:
     folders = list(Folder.objects.filter(owner_id=user.pk, source=SourceKind.DRIVE, status=FolderStatus.NEEDS_REAUTH))
-    Folder.objects.filter(pk__in=[folder.pk for folder in folders]).update(status=FolderStatus.PENDING, last_error="")
+    Folder.objects.filter(pk__in=[folder.pk for folder in folders]).update(
+        status=FolderStatus.PENDING, last_error="", last_error_i18n=None
+    )
     for folder in folders:
         folder_sync_enqueue(folder=folder)
 

@@ -10,6 +10,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
+from django.utils.translation import gettext_noop
+
 from apps.connectors.drive import mimes
 from apps.connectors.drive.api import DriveApi
 from apps.connectors.drive.changes import ChangeReader
@@ -249,9 +251,9 @@ class DriveSource:
     def _root(self) -> dict[str, Any]:
         root = self._api.get(self.folder_id, not_found="folder not found")
         if root["mimeType"] != mimes.FOLDER:
-            raise SourceError("The connected Drive item is not a folder.")
+            raise SourceError(gettext_noop("The connected Drive item is not a folder."))
         if root.get("trashed"):
-            raise SourceNotFoundError("folder was moved to the trash")
+            raise SourceNotFoundError(gettext_noop("folder was moved to the trash"))
         return root
 
 

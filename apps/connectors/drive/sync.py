@@ -15,6 +15,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.connectors.drive.client import CursorExpiredError
 from apps.connectors.drive.connection import folder_drive
@@ -36,8 +37,9 @@ def drive_folder_sync(folder: Folder) -> SyncOutcome:
     except SourceNotFoundError as exc:
         # Whichever call noticed (a 404 on the root, its removal in the changes log), the user
         # needs one message. A subfolder vanishing mid-sync lands here too; the next sync clears it.
-        detail = "" if str(exc) == FOLDER_NOT_FOUND else f" ({exc})"
-        raise SourceNotFoundError(FOLDER_NOT_FOUND + detail) from exc
+        if str(exc) == FOLDER_NOT_FOUND:
+            raise SourceNotFoundError(gettext_noop("folder not found")) from exc
+        raise SourceNotFoundError(gettext_noop("folder not found (%(detail)s)"), detail=exc.message) from exc
     outcome.api_calls = drive.api_calls
     return outcome
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Callable
 
+from django.utils.translation import gettext_noop
+
 from apps.library.parsing.audio import AUDIO_EXTENSIONS, AUDIO_TYPES, parse_audio
 from apps.library.parsing.base import ParsedDocument, ParseError, Segment, UnsupportedDocument
 from apps.library.parsing.epub import parse_epub
@@ -114,8 +116,8 @@ def parse_document(*, data: bytes, mime_type: str, name: str) -> ParsedDocument:
     if parser is None and read_as_text(kind):
         parser = parse_text
     if parser is None:
-        raise UnsupportedDocument(f"unsupported file type {kind or 'unknown'}")
+        raise UnsupportedDocument(gettext_noop("unsupported file type %(kind)s"), kind=kind or "unknown")
     document = parser(data, name)
     if not document.text.strip():
-        raise UnsupportedDocument("no text to index")
+        raise UnsupportedDocument(gettext_noop("no text to index"))
     return document

@@ -18,7 +18,9 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import ParsedDocument, TextBuilder, UnsupportedDocument
 from apps.library.parsing.ffmpeg import PCM_BYTES_PER_SECOND, audio_duration, ffmpeg_available, pcm_decode
 from apps.library.parsing.speech import Transcriber, TranscriptLine, transcriber_for
@@ -64,14 +66,23 @@ def parse_audio(data: bytes, name: str) -> ParsedDocument:
         source.write_bytes(data)
         duration = audio_duration(source)
         if duration is not None and duration > limit:
-            length = f"{clock_time(duration)} long, more than {clock_time(limit)}"
+            length = StoredMessage(
+                gettext_noop("%(duration)s long, more than %(limit)s"),
+                duration=clock_time(duration),
+                limit=clock_time(limit),
+            )
             raise UnsupportedDocument(_too_long(length=length, transcriber=transcriber))
         # No length in the header (a browser's streamed recording): decoding tells, up to just past the limit.
         if duration is None and len(pcm_decode(source, seconds=limit + 1)) > limit * PCM_BYTES_PER_SECOND:
-            raise UnsupportedDocument(_too_long(length=f"longer than {clock_time(limit)}", transcriber=transcriber))
+            raise UnsupportedDocument(
+                _too_long(
+                    length=StoredMessage(gettext_noop("longer than %(limit)s"), limit=clock_time(limit)),
+                    transcriber=transcriber,
+                )
+            )
         lines = transcriber.transcribe(source=source, seconds=limit)
     if not lines:
-        raise UnsupportedDocument("no speech recognised in the recording")
+        raise UnsupportedDocument(gettext_noop("no speech recognised in the recording"))
     return transcript_document(lines)
 
 
@@ -83,9 +94,12 @@ def transcript_document(lines: list[TranscriptLine]) -> ParsedDocument:
     return builder.build()
 
 
-def _too_long(*, length: str, transcriber: Transcriber) -> str:
+def _too_long(*, length: str, transcriber: Transcriber) -> StoredMessage:
     if settings.TRANSCRIPTION_MAX_SECONDS:
-        why = "the limit (TRANSCRIPTION_MAX_SECONDS)"
+        why = StoredMessage(gettext_noop("the limit (TRANSCRIPTION_MAX_SECONDS)"))
     else:
-        why = f"what {transcriber.label} transcription fits in the file's INDEX_FILE_TIME_BUDGET_SECONDS"
-    return f"recording is {length}, {why}"
+        why = StoredMessage(
+            gettext_noop("what %(transcriber)s transcription fits in the file's INDEX_FILE_TIME_BUDGET_SECONDS"),
+            transcriber=transcriber.label,
+        )
+    return StoredMessage(gettext_noop("recording is %(length)s, %(why)s"), length=length, why=why)

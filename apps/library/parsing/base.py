@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-
-class ParseError(Exception):
-    """The file is of a supported type but cannot be read (corrupt, encrypted): the file fails."""
+from apps.core.stored_messages import StoredMessageError
 
 
-class UnsupportedDocument(Exception):
-    """Nothing to index in this type or size of file: the file is skipped with this reason."""
+class ParseError(StoredMessageError):
+    """The file is of a supported type but cannot be read (corrupt, encrypted): the file fails.
+
+    Raised as ``ParseError(gettext_noop("unreadable PDF: %(reason)s"), reason=...)``: the reason
+    is stored in English and shown in its reader's language (apps/core/stored_messages.py)."""
+
+
+class UnsupportedDocument(StoredMessageError):
+    """Nothing to index in this type or size of file: the file is skipped with this reason (raised
+    like ``ParseError``)."""
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,26 @@ import io
 import zipfile
 
 import ebooklib
+from django.utils.translation import gettext_noop
 from ebooklib import epub
 from lxml import etree
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.html import parse_html
 from apps.library.parsing.packages import open_package, reading_package
+
+# The format as reasons name it, translated where they are read.
+_KIND = StoredMessage(gettext_noop("EPUB book"))
 
 # Fonts obfuscated by these algorithms are no obstacle; anything else encrypting text is DRM.
 _FONT_OBFUSCATION = frozenset({"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"})
 
 
 def parse_epub(data: bytes, name: str) -> ParsedDocument:
-    with open_package(data, kind="EPUB book") as package, reading_package("EPUB book"):
+    with open_package(data, kind=_KIND) as package, reading_package(_KIND):
         _refuse_drm(package)
-    with reading_package("EPUB book", epub.EpubException):
+    with reading_package(_KIND, epub.EpubException):
         return _chapters(epub.read_epub(io.BytesIO(data), {"ignore_ncx": True}))
 
 
@@ -54,7 +59,9 @@ def _refuse_drm(package: zipfile.ZipFile) -> None:
     try:
         root = etree.fromstring(manifest, parser=etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as exc:
-        raise ParseError(f"unreadable EPUB book: bad encryption manifest ({exc})") from exc
+        raise ParseError(
+            gettext_noop("unreadable EPUB book: bad encryption manifest (%(reason)s)"), reason=exc
+        ) from exc
     algorithms = {method.get("Algorithm") for method in root.iter("{*}EncryptionMethod")}
     if algorithms - _FONT_OBFUSCATION:
-        raise ParseError("DRM-protected EPUB book: its chapters are encrypted")
+        raise ParseError(gettext_noop("DRM-protected EPUB book: its chapters are encrypted"))

@@ -14,6 +14,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from django.utils.translation import gettext_noop
+
+from apps.core.stored_messages import StoredMessage
 from apps.library.budget import budget_check, budget_remaining
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 
@@ -29,8 +32,13 @@ def ffmpeg_available() -> None:
     """Raises ``UnsupportedDocument`` with what to install when ffmpeg or ffprobe is missing."""
     missing = [program for program in ("ffmpeg", "ffprobe") if shutil.which(program) is None]
     if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise UnsupportedDocument(f"audio needs {' and '.join(missing)}, which {verb} not installed (run `make audio`)")
+        if len(missing) == 1:
+            raise UnsupportedDocument(
+                gettext_noop("audio needs %(program)s, which is not installed (run `make audio`)"), program=missing[0]
+            )
+        raise UnsupportedDocument(
+            gettext_noop("audio needs ffmpeg and ffprobe, which are not installed (run `make audio`)")
+        )
 
 
 def audio_duration(source: Path) -> float | None:
@@ -50,15 +58,15 @@ def audio_duration(source: Path) -> float | None:
             str(source),
         ],
         source=source,
-        stage="reading the audio",
+        stage=StoredMessage(gettext_noop("reading the audio")),
     )
     try:
         info = json.loads(output or b"{}")
     except ValueError as exc:
-        raise ParseError("unreadable audio: ffprobe gave no description of it") from exc
+        raise ParseError(gettext_noop("unreadable audio: ffprobe gave no description of it")) from exc
     streams = info.get("streams") or []
     if not streams:
-        raise ParseError("no sound to transcribe: the file has no audio stream")
+        raise ParseError(gettext_noop("no sound to transcribe: the file has no audio stream"))
     for value in (streams[0].get("duration"), (info.get("format") or {}).get("duration")):
         try:
             return float(str(value))
@@ -70,13 +78,17 @@ def audio_duration(source: Path) -> float | None:
 def pcm_decode(source: Path, *, seconds: float) -> bytes:
     """The first ``seconds`` of the first audio stream as 16 kHz mono 16-bit PCM."""
     output = ["-f", "s16le", "pipe:1"]
-    return _run(_ffmpeg(source, seconds, output), source=source, stage="decoding the audio")
+    return _run(
+        _ffmpeg(source, seconds, output), source=source, stage=StoredMessage(gettext_noop("decoding the audio"))
+    )
 
 
 def opus_encode(source: Path, *, seconds: float) -> bytes:
     """The first ``seconds`` as mono Opus in an Ogg file, at a speech bitrate."""
     output = ["-c:a", "libopus", "-b:a", str(OPUS_BITRATE), "-f", "ogg", "pipe:1"]
-    return _run(_ffmpeg(source, seconds, output), source=source, stage="encoding the audio")
+    return _run(
+        _ffmpeg(source, seconds, output), source=source, stage=StoredMessage(gettext_noop("encoding the audio"))
+    )
 
 
 def _ffmpeg(source: Path, seconds: float, output: list[str]) -> list[str]:
@@ -89,11 +101,14 @@ def _run(command: list[str], *, source: Path, stage: str) -> bytes:
         result = subprocess.run(command, capture_output=True, timeout=max(1.0, budget_remaining()), check=False)
     except subprocess.TimeoutExpired as exc:
         budget_check(stage)  # says how big the file was and that it ran out of time
-        raise ParseError(f"{stage} took too long") from exc
+        raise ParseError(gettext_noop("%(stage)s took too long"), stage=stage) from exc
     except OSError as exc:  # the program vanished or could not start
-        raise ParseError(f"{stage} failed: {exc}") from exc
+        raise ParseError(gettext_noop("%(stage)s failed: %(reason)s"), stage=stage, reason=exc) from exc
     if result.returncode != 0:
-        raise ParseError(f"unreadable audio: damaged, or not a recording (ffmpeg: {_reason(result.stderr, source)})")
+        raise ParseError(
+            gettext_noop("unreadable audio: damaged, or not a recording (ffmpeg: %(reason)s)"),
+            reason=_reason(result.stderr, source),
+        )
     return result.stdout
 
 

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
@@ -46,7 +47,7 @@ _register_heif()
 
 def parse_image(data: bytes, name: str) -> ParsedDocument:
     if not settings.OCR_ENABLED:
-        raise UnsupportedDocument("images need OCR, which is turned off (OCR_ENABLED)")
+        raise UnsupportedDocument(gettext_noop("images need OCR, which is turned off (OCR_ENABLED)"))
     ocr_available()
     image = _open(data)
     pages = _page_count(image)
@@ -62,25 +63,29 @@ def parse_image(data: bytes, name: str) -> ParsedDocument:
             logger.warning("partial OCR of %s: %s", name, budget.shortfall())
         return builder.build()
     if budget.shortfall():
-        raise ParseError(f"OCR did not finish: {budget.shortfall()}")
-    raise UnsupportedDocument("no text found in the image")
+        raise ParseError(gettext_noop("OCR did not finish: %(shortfall)s"), shortfall=budget.shortfall())
+    raise UnsupportedDocument(gettext_noop("no text found in the image"))
 
 
 def _open(data: bytes) -> Image.Image:
     try:
         image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as exc:
-        raise UnsupportedDocument(f"image too large to read safely: {exc}") from exc
+        raise UnsupportedDocument(gettext_noop("image too large to read safely: %(reason)s"), reason=exc) from exc
     except UnidentifiedImageError as exc:
         # Pillow's message names an in-memory buffer, which says nothing to a person.
-        raise ParseError("unreadable image: not a picture in a format that can be read") from exc
+        raise ParseError(gettext_noop("unreadable image: not a picture in a format that can be read")) from exc
     except _UNREADABLE as exc:
-        raise ParseError(f"unreadable image: {exc or type(exc).__name__}") from exc
+        raise ParseError(gettext_noop("unreadable image: %(reason)s"), reason=exc or type(exc).__name__) from exc
     width, height = image.size
     if width * height > settings.OCR_MAX_IMAGE_PIXELS:
         raise UnsupportedDocument(
-            f"image is {width} x {height} pixels, more than the OCR limit of "
-            f"{settings.OCR_MAX_IMAGE_PIXELS:,} (OCR_MAX_IMAGE_PIXELS)"
+            gettext_noop(
+                "image is %(width)s x %(height)s pixels, more than the OCR limit of %(limit)s (OCR_MAX_IMAGE_PIXELS)"
+            ),
+            width=width,
+            height=height,
+            limit=f"{settings.OCR_MAX_IMAGE_PIXELS:,}",
         )
     return image
 
@@ -99,9 +104,9 @@ def _frame_loader(image: Image.Image, index: int) -> Callable[[], Image.Image]:
             frame.draft("L", (WORKING_SIDE, WORKING_SIDE))
             frame.load()
         except Image.DecompressionBombError as exc:
-            raise UnsupportedDocument(f"image too large to read safely: {exc}") from exc
+            raise UnsupportedDocument(gettext_noop("image too large to read safely: %(reason)s"), reason=exc) from exc
         except _UNREADABLE as exc:
-            raise ParseError(f"unreadable image: {exc or type(exc).__name__}") from exc
+            raise ParseError(gettext_noop("unreadable image: %(reason)s"), reason=exc or type(exc).__name__) from exc
         return frame
 
     return load

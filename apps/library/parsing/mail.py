@@ -12,6 +12,8 @@ from email.errors import MessageError
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 
+from django.utils.translation import gettext_noop
+
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.html import parse_html
 from apps.library.parsing.webpage import parse_html_page
@@ -25,9 +27,11 @@ def parse_eml(data: bytes, name: str) -> ParsedDocument:
     try:
         message = BytesParser(policy=policy.default).parsebytes(data)
     except (MessageError, ValueError, LookupError) as exc:
-        raise ParseError(f"unreadable email message: {exc or type(exc).__name__}") from exc
+        raise ParseError(
+            gettext_noop("unreadable email message: %(reason)s"), reason=exc or type(exc).__name__
+        ) from exc
     if not any(message.get(header) for header in _HEADERS):
-        raise ParseError("not an email message: it has no From, To, Date or Subject header")
+        raise ParseError(gettext_noop("not an email message: it has no From, To, Date or Subject header"))
     builder = TextBuilder()
     _message(message, builder, depth=0)
     return builder.build()

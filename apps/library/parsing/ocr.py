@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from PIL import Image, ImageOps
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.budget import budget_remaining
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 
@@ -83,26 +85,49 @@ class OcrBudget:
 
     def shortfall(self) -> str:
         """Why some pages have no OCR text ("" when none ran out of time)."""
-        parts = []
-        if self.timed_out:
-            parts.append(f"{self.timed_out} page(s) took longer than {settings.OCR_TIMEOUT_SECONDS} s")
-        if self.left_out:
-            parts.append(
-                f"{self.left_out} page(s) left out after {self.seconds:.0f} s of OCR"
-                " (two thirds of the file's INDEX_FILE_TIME_BUDGET_SECONDS)"
+        timeout, spent = settings.OCR_TIMEOUT_SECONDS, f"{self.seconds:.0f}"
+        if self.timed_out and self.left_out:
+            return StoredMessage(
+                gettext_noop(
+                    "%(timed_out)s page(s) took longer than %(timeout)s s; %(left_out)s page(s) left out after"
+                    " %(spent)s s of OCR (two thirds of the file's INDEX_FILE_TIME_BUDGET_SECONDS)"
+                ),
+                timed_out=self.timed_out,
+                timeout=timeout,
+                left_out=self.left_out,
+                spent=spent,
             )
-        return "; ".join(parts)
+        if self.timed_out:
+            return StoredMessage(
+                gettext_noop("%(timed_out)s page(s) took longer than %(timeout)s s"),
+                timed_out=self.timed_out,
+                timeout=timeout,
+            )
+        if self.left_out:
+            return StoredMessage(
+                gettext_noop(
+                    "%(left_out)s page(s) left out after %(spent)s s of OCR"
+                    " (two thirds of the file's INDEX_FILE_TIME_BUDGET_SECONDS)"
+                ),
+                left_out=self.left_out,
+                spent=spent,
+            )
+        return ""
 
 
 def ocr_available() -> None:
     """Raises ``UnsupportedDocument`` with what to install when Tesseract or a language is missing."""
     missing = _missing_languages(settings.OCR_LANGUAGES)
     if missing is None:
-        raise UnsupportedDocument("OCR needs the tesseract program, which is not installed (run `make ocr`)")
+        raise UnsupportedDocument(
+            gettext_noop("OCR needs the tesseract program, which is not installed (run `make ocr`)")
+        )
     if missing:
         packages = " ".join(f"tesseract-ocr-{language.lower().replace('_', '-')}" for language in missing)
         raise UnsupportedDocument(
-            f"OCR language data {', '.join(missing)} is not installed (apt-get install {packages})"
+            gettext_noop("OCR language data %(languages)s is not installed (apt-get install %(packages)s)"),
+            languages=", ".join(missing),
+            packages=packages,
         )
 
 
@@ -181,14 +206,14 @@ def _read(image: Image.Image, *, rotation: int, deadline: float, detect_orientat
             output_type=pytesseract.Output.DICT,
         )
     except pytesseract.TesseractError as exc:
-        raise ParseError(f"OCR failed: {exc.message or exc.status}") from exc
+        raise ParseError(gettext_noop("OCR failed: %(reason)s"), reason=exc.message or exc.status) from exc
     except RuntimeError as exc:
         # pytesseract kills the process and raises a bare RuntimeError when its timeout passes.
         if "timeout" in str(exc).lower():
             raise OcrTimeout(f"OCR did not finish within {settings.OCR_TIMEOUT_SECONDS} s") from exc
-        raise ParseError(f"OCR failed: {exc}") from exc
+        raise ParseError(gettext_noop("OCR failed: %(reason)s"), reason=exc) from exc
     except OSError as exc:  # the tesseract program vanished or could not start
-        raise ParseError(f"OCR failed: {exc}") from exc
+        raise ParseError(gettext_noop("OCR failed: %(reason)s"), reason=exc) from exc
     return _assemble(data, rotation=rotation)
 
 

@@ -13,14 +13,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import docx
+from django.utils.translation import gettext_noop
 from docx.opc.exceptions import PackageNotFoundError
 from docx.oxml.ns import qn
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import etree
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import HeadingPath, ParsedDocument, TextBuilder
 from apps.library.parsing.packages import open_package, reading_package
+
+# The format as reasons name it, translated where they are read.
+_KIND = StoredMessage(gettext_noop("Word document"))
 
 _HEADING_STYLE = re.compile(r"^Heading (\d)$")
 _P, _TBL, _T, _TAB, _BR = qn("w:p"), qn("w:tbl"), qn("w:t"), qn("w:tab"), qn("w:br")
@@ -39,8 +44,8 @@ _SEPARATORS = frozenset({"separator", "continuationSeparator", "continuationNoti
 
 
 def parse_docx(data: bytes, name: str) -> ParsedDocument:
-    open_package(data, kind="Word document").close()
-    with reading_package("Word document", PackageNotFoundError):
+    open_package(data, kind=_KIND).close()
+    with reading_package(_KIND, PackageNotFoundError):
         return _parse(docx.Document(io.BytesIO(data)))
 
 

@@ -18,10 +18,12 @@ import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from django.utils.translation import gettext_noop
 from odf.element import Node
 from odf.namespaces import DCNS, DRAWNS, OFFICENS, PRESENTATIONNS, STYLENS, TABLENS, TEXTNS
 from odf.opendocument import load
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import HeadingPath, ParsedDocument, ParseError, TextBuilder
 from apps.library.parsing.packages import open_package, reading_package
 from apps.library.parsing.sheets import Row, SheetWriter
@@ -50,15 +52,19 @@ _FIELD_PLACEHOLDERS = frozenset({"page-number", "date-time", "header", "footer"}
 
 
 def parse_odt(data: bytes, name: str) -> ParsedDocument:
-    return _parse(data, kind="OpenDocument text", body="text", render=_text)
+    return _parse(data, kind=StoredMessage(gettext_noop("OpenDocument text")), body="text", render=_text)
 
 
 def parse_ods(data: bytes, name: str) -> ParsedDocument:
-    return _parse(data, kind="OpenDocument spreadsheet", body="spreadsheet", render=_spreadsheet)
+    return _parse(
+        data, kind=StoredMessage(gettext_noop("OpenDocument spreadsheet")), body="spreadsheet", render=_spreadsheet
+    )
 
 
 def parse_odp(data: bytes, name: str) -> ParsedDocument:
-    return _parse(data, kind="OpenDocument presentation", body="presentation", render=_presentation)
+    return _parse(
+        data, kind=StoredMessage(gettext_noop("OpenDocument presentation")), body="presentation", render=_presentation
+    )
 
 
 def _parse(data: bytes, *, kind: str, body: str, render: Callable[[Any, TextBuilder], None]) -> ParsedDocument:
@@ -68,13 +74,15 @@ def _parse(data: bytes, *, kind: str, body: str, render: Callable[[Any, TextBuil
         except KeyError:
             manifest = b""
     if b"encryption-data" in manifest:
-        raise ParseError(f"password-protected {kind}: it cannot be read without the password")
+        raise ParseError(gettext_noop("password-protected %(kind)s: it cannot be read without the password"), kind=kind)
     with reading_package(kind):
         # odfpy takes the body's first child node for the content: in indented XML, a run of whitespace.
         document = load(io.BytesIO(data))
         root = next((element for element in _elements(document.body) if element.qname == (OFFICENS, body)), None)
         if root is None:
-            raise ParseError(f"unreadable {kind}: the package holds another kind of OpenDocument")
+            raise ParseError(
+                gettext_noop("unreadable %(kind)s: the package holds another kind of OpenDocument"), kind=kind
+            )
         builder = TextBuilder()
         render(root, builder)
     return builder.build()

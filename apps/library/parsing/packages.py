@@ -16,6 +16,7 @@ from typing import BinaryIO
 from xml.parsers.expat import ExpatError
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from lxml.etree import LxmlError
 
 from apps.library.parsing.base import ParseError, UnsupportedDocument
@@ -49,16 +50,23 @@ def open_package(data: bytes, *, kind: str) -> zipfile.ZipFile:
     """The package as an open zip after the size checks; ``kind`` names the format in reasons."""
     if data.startswith(_OLE_MAGIC):
         if _OLE_ENCRYPTED in data:
-            raise ParseError(f"password-protected {kind}: it cannot be read without the password")
-        raise ParseError(f"not a {kind}: an older binary Office file (.doc, .xls, .ppt) saved under this name")
+            raise ParseError(
+                gettext_noop("password-protected %(kind)s: it cannot be read without the password"), kind=kind
+            )
+        raise ParseError(
+            gettext_noop("not a %(kind)s: an older binary Office file (.doc, .xls, .ppt) saved under this name"),
+            kind=kind,
+        )
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         members = package.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, OSError) as exc:
-        raise ParseError(f"corrupt {kind}: {exc or type(exc).__name__}") from exc
+        raise ParseError(
+            gettext_noop("corrupt %(kind)s: %(reason)s"), kind=kind, reason=exc or type(exc).__name__
+        ) from exc
     _check_sizes(members, kind=kind, packed_bytes=len(data))
     if any(member.flag_bits & 0x1 for member in members):
-        raise ParseError(f"password-protected {kind}: its zip members are encrypted")
+        raise ParseError(gettext_noop("password-protected %(kind)s: its zip members are encrypted"), kind=kind)
     return package
 
 
@@ -69,7 +77,9 @@ def package_check(stream: BinaryIO, *, kind: str) -> None:
     try:
         members = zipfile.ZipFile(stream).infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError, OSError) as exc:
-        raise ParseError(f"corrupt {kind}: {exc or type(exc).__name__}") from exc
+        raise ParseError(
+            gettext_noop("corrupt %(kind)s: %(reason)s"), kind=kind, reason=exc or type(exc).__name__
+        ) from exc
     finally:
         stream.seek(0)
     _check_sizes(members, kind=kind, packed_bytes=packed_bytes)
@@ -83,7 +93,9 @@ def reading_package(kind: str, *library_errors: type[Exception]) -> Iterator[Non
     except (ParseError, UnsupportedDocument):
         raise
     except (*_DAMAGE, *library_errors) as exc:
-        raise ParseError(f"unreadable {kind}: {exc or type(exc).__name__}") from exc
+        raise ParseError(
+            gettext_noop("unreadable %(kind)s: %(reason)s"), kind=kind, reason=exc or type(exc).__name__
+        ) from exc
 
 
 def _check_sizes(members: list[zipfile.ZipInfo], *, kind: str, packed_bytes: int) -> None:
@@ -91,16 +103,29 @@ def _check_sizes(members: list[zipfile.ZipInfo], *, kind: str, packed_bytes: int
     total = sum(member.file_size for member in members)
     if total > limit:
         raise UnsupportedDocument(
-            f"{kind} unpacks to {_size(total)} from {_size(packed_bytes)}, "
-            f"more than the limit of {_size(limit)} (INDEX_MAX_UNPACKED_BYTES): possibly a zip bomb"
+            gettext_noop(
+                "%(kind)s unpacks to %(unpacked)s from %(packed)s, more than the limit of %(limit)s"
+                " (INDEX_MAX_UNPACKED_BYTES): possibly a zip bomb"
+            ),
+            kind=kind,
+            unpacked=_size(total),
+            packed=_size(packed_bytes),
+            limit=_size(limit),
         )
     max_ratio = settings.INDEX_MAX_COMPRESSION_RATIO
     for member in members:
         ratio = member.file_size / max(member.compress_size, 1)
         if member.file_size > _RATIO_FLOOR_BYTES and ratio > max_ratio:
             raise UnsupportedDocument(
-                f"{kind} member {member.filename} is compressed {ratio:.0f}:1 ({_size(member.file_size)}), "
-                f"more than {max_ratio}:1 (INDEX_MAX_COMPRESSION_RATIO): possibly a zip bomb"
+                gettext_noop(
+                    "%(kind)s member %(member)s is compressed %(ratio)s:1 (%(size)s), more than %(max_ratio)s:1"
+                    " (INDEX_MAX_COMPRESSION_RATIO): possibly a zip bomb"
+                ),
+                kind=kind,
+                member=member.filename,
+                ratio=f"{ratio:.0f}",
+                size=_size(member.file_size),
+                max_ratio=max_ratio,
             )
 
 

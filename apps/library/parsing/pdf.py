@@ -13,9 +13,11 @@ from __future__ import annotations
 import io
 import logging
 
+from django.utils.translation import gettext_noop
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.budget import budget_check, text_cap_reason
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder, UnsupportedDocument
 from apps.library.parsing.pdf_scans import ScanReader
@@ -31,18 +33,20 @@ def parse_pdf(data: bytes, name: str) -> ParsedDocument:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         # Damaged files surface as any of these from deep inside pypdf.
-        raise ParseError(f"unreadable PDF: {exc or type(exc).__name__}") from exc
+        raise ParseError(gettext_noop("unreadable PDF: %(reason)s"), reason=exc or type(exc).__name__) from exc
 
 
 def _parse(data: bytes, name: str) -> ParsedDocument:
     reader = PdfReader(io.BytesIO(data), strict=False)
     if reader.is_encrypted and not reader.decrypt(""):
-        raise ParseError("password-protected PDF")
+        raise ParseError(gettext_noop("password-protected PDF"))
     page_count = len(reader.pages)
     builder = TextBuilder()
     with ScanReader(data) as scans:
         for number, page in enumerate(reader.pages, start=1):
-            budget_check(f"reading page {number} of {page_count}")
+            budget_check(
+                StoredMessage(gettext_noop("reading page %(page)s of %(pages)s"), page=number, pages=page_count)
+            )
             text = (page.extract_text() or "").strip()
             scanned = scans.read(number) if scans.wanted(text) else None
             if scanned and len(scanned) > len(text):
@@ -53,7 +57,12 @@ def _parse(data: bytes, name: str) -> ParsedDocument:
                 builder.add(text + "\n\n")
             too_much = text_cap_reason(chars=builder.length)
             if too_much:
-                raise UnsupportedDocument(f"{too_much}; stopped reading at page {number:,} of {page_count:,}")
+                raise UnsupportedDocument(
+                    gettext_noop("%(too_much)s; stopped reading at page %(page)s of %(pages)s"),
+                    too_much=too_much,
+                    page=f"{number:,}",
+                    pages=f"{page_count:,}",
+                )
         if not builder.length:
             raise scans.nothing_read()
         scans.log_shortfall(name)

@@ -8,8 +8,10 @@ from types import TracebackType
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from PIL import Image
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 from apps.library.parsing.ocr import WORKING_SIDE, OcrBudget, ocr_available
 
@@ -48,7 +50,7 @@ class ScanReader:
         try:
             ocr_available()
         except UnsupportedDocument as exc:
-            self._unavailable = f"scanned pages need OCR: {exc}"
+            self._unavailable = StoredMessage(gettext_noop("scanned pages need OCR: %(reason)s"), reason=exc.message)
             return False
         return True
 
@@ -59,21 +61,23 @@ class ScanReader:
         except ParseError as exc:
             # One page PDFium cannot draw is left out; the rest of the file still counts.
             logger.warning("%s", exc)
-            self._unrendered = str(exc)
+            self._unrendered = exc.message
             return None
         return reading.text if reading is not None else None
 
     def nothing_read(self) -> Exception:
         """The error for a PDF that gave no text at all, by what happened to its scanned pages."""
         if self._budget.shortfall():
-            return ParseError(f"OCR did not finish: {self._budget.shortfall()}")
+            return ParseError(gettext_noop("OCR did not finish: %(shortfall)s"), shortfall=self._budget.shortfall())
         if self._unrendered:
             return ParseError(self._unrendered)
         if self._unavailable:
-            return UnsupportedDocument(f"PDF has no extractable text ({self._unavailable})")
+            return UnsupportedDocument(
+                gettext_noop("PDF has no extractable text (%(reason)s)"), reason=self._unavailable
+            )
         if self._scanned_pages:
-            return UnsupportedDocument("PDF has no extractable text, and OCR found none on its pages")
-        return UnsupportedDocument("PDF has no extractable text")
+            return UnsupportedDocument(gettext_noop("PDF has no extractable text, and OCR found none on its pages"))
+        return UnsupportedDocument(gettext_noop("PDF has no extractable text"))
 
     def log_shortfall(self, name: str) -> None:
         if self._budget.shortfall():
@@ -95,4 +99,6 @@ class ScanReader:
             finally:
                 page.close()
         except pypdfium2.PdfiumError as exc:
-            raise ParseError(f"PDF page {number} cannot be rendered for OCR: {exc}") from exc
+            raise ParseError(
+                gettext_noop("PDF page %(page)s cannot be rendered for OCR: %(reason)s"), page=number, reason=exc
+            ) from exc

@@ -14,11 +14,16 @@ from itertools import islice, zip_longest
 from typing import Any
 
 import openpyxl
+from django.utils.translation import gettext_noop
 from openpyxl.utils import get_column_letter
 from openpyxl.utils.exceptions import InvalidFileException
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import ParsedDocument, TextBuilder
 from apps.library.parsing.packages import open_package, reading_package
+
+# The format as reasons name it, translated where they are read.
+_KIND = StoredMessage(gettext_noop("Excel workbook"))
 
 # A row of (1-based column number, rendered value) pairs, empty cells left out.
 Row = list[tuple[int, str]]
@@ -89,8 +94,8 @@ def _is_number(text: str) -> bool:
 
 
 def parse_xlsx(data: bytes, name: str) -> ParsedDocument:
-    open_package(data, kind="Excel workbook").close()
-    with reading_package("Excel workbook", InvalidFileException):
+    open_package(data, kind=_KIND).close()
+    with reading_package(_KIND, InvalidFileException):
         formulas = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=False)
         values = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
         builder = TextBuilder()

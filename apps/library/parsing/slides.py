@@ -10,17 +10,22 @@ from collections.abc import Iterator
 from typing import Any
 
 import pptx
+from django.utils.translation import gettext_noop
 from pptx.exc import PackageNotFoundError
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.parsing.base import ParsedDocument, TextBuilder
 from apps.library.parsing.packages import open_package, reading_package
 
+# The format as reasons name it, translated where they are read.
+_KIND = StoredMessage(gettext_noop("PowerPoint presentation"))
+
 
 def parse_pptx(data: bytes, name: str) -> ParsedDocument:
-    open_package(data, kind="PowerPoint presentation").close()
-    with reading_package("PowerPoint presentation", PackageNotFoundError):
+    open_package(data, kind=_KIND).close()
+    with reading_package(_KIND, PackageNotFoundError):
         presentation = pptx.Presentation(io.BytesIO(data))
         builder = TextBuilder()
         for number, slide in enumerate(presentation.slides, start=1):

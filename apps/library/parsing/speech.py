@@ -21,7 +21,9 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.utils.translation import gettext_noop
 
+from apps.core.stored_messages import StoredMessage
 from apps.library.budget import budget_check, budget_remaining
 from apps.library.parsing.base import ParseError, UnsupportedDocument
 from apps.library.parsing.ffmpeg import OPUS_BITRATE, SAMPLE_RATE, opus_encode, pcm_decode
@@ -73,11 +75,13 @@ def transcriber_for(provider: str) -> Transcriber:
         return LocalTranscriber()
     if provider == "openai":
         if not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL):
-            raise UnsupportedDocument("TRANSCRIPTION_PROVIDER is openai, but OPENAI_API_KEY is not set")
+            raise UnsupportedDocument(gettext_noop("TRANSCRIPTION_PROVIDER is openai, but OPENAI_API_KEY is not set"))
         return OpenAITranscriber()
     if provider == "off":
-        raise UnsupportedDocument("audio transcription is turned off (TRANSCRIPTION_PROVIDER=off)")
-    raise UnsupportedDocument(f"unknown TRANSCRIPTION_PROVIDER {provider!r} (local, openai or off)")
+        raise UnsupportedDocument(gettext_noop("audio transcription is turned off (TRANSCRIPTION_PROVIDER=off)"))
+    raise UnsupportedDocument(
+        gettext_noop("unknown TRANSCRIPTION_PROVIDER %(provider)s (local, openai or off)"), provider=repr(provider)
+    )
 
 
 class LocalTranscriber:
@@ -89,7 +93,7 @@ class LocalTranscriber:
     def transcribe(self, *, source: Path, seconds: float) -> list[TranscriptLine]:
         pcm = pcm_decode(source, seconds=seconds)
         if not pcm:
-            raise ParseError("unreadable audio: ffmpeg decoded no sound from it")
+            raise ParseError(gettext_noop("unreadable audio: ffmpeg decoded no sound from it"))
         return pcm_transcribe(pcm)
 
 
@@ -114,7 +118,7 @@ def pcm_transcribe(pcm: bytes) -> list[TranscriptLine]:
         frames_per_second = float(decoder.config["frate"])
         end = 0.0
         for region in Segmenter(sample_rate=SAMPLE_RATE).segment(io.BytesIO(pcm)):
-            budget_check("transcribing")
+            budget_check(StoredMessage(gettext_noop("transcribing")))
             # The detector notices speech a little late and ends it early: a margin keeps the
             # first and last sounds, without which the words at either end are misheard (never
             # reaching back into the previous stretch, whose words would be heard twice).
@@ -163,7 +167,7 @@ class OpenAITranscriber:
 
         audio = opus_encode(source, seconds=seconds)
         if not audio:
-            raise ParseError("unreadable audio: ffmpeg decoded no sound from it")
+            raise ParseError(gettext_noop("unreadable audio: ffmpeg decoded no sound from it"))
         client = openai.OpenAI(
             api_key=settings.OPENAI_API_KEY or None,
             base_url=settings.OPENAI_BASE_URL or None,
@@ -178,9 +182,11 @@ class OpenAITranscriber:
                 timestamp_granularities=["segment"],
             )
         except openai.APIStatusError as exc:
-            raise ParseError(f"transcription by OpenAI failed: {exc.status_code} {_message(exc)}") from exc
+            raise ParseError(
+                gettext_noop("transcription by OpenAI failed: %(reason)s"), reason=f"{exc.status_code} {_message(exc)}"
+            ) from exc
         except openai.APIError as exc:  # no answer: a timeout, a refused connection
-            raise ParseError(f"transcription by OpenAI failed: {exc.message}") from exc
+            raise ParseError(gettext_noop("transcription by OpenAI failed: %(reason)s"), reason=exc.message) from exc
         usage = response.usage
         _usage_record(seconds=usage.seconds if usage is not None else response.duration)
         segments = response.segments or []

@@ -9,6 +9,8 @@ import csv
 import json
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.library.parsing.base import ParsedDocument, ParseError, TextBuilder
 from apps.library.parsing.text import decode_text
 
@@ -41,7 +43,7 @@ def _rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> ParsedDocument
             if pairs:
                 builder.add(" | ".join(pairs) + "\n")
     except csv.Error as exc:
-        raise ParseError(f"unreadable CSV: {exc}") from exc
+        raise ParseError(gettext_noop("unreadable CSV: %(reason)s"), reason=exc) from exc
     return builder.build()
 
 
@@ -49,7 +51,7 @@ def parse_json(data: bytes, name: str) -> ParsedDocument:
     try:
         value = json.loads(decode_text(data))
     except (ValueError, RecursionError) as exc:
-        raise ParseError(f"invalid JSON: {exc}") from exc
+        raise ParseError(gettext_noop("invalid JSON: %(reason)s"), reason=exc) from exc
     builder = TextBuilder()
     _flatten(value, "", builder)
     return builder.build()

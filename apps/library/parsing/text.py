@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from django.utils.translation import gettext_noop
+
 from apps.library.parsing.base import HeadingPath, ParsedDocument, Segment, UnsupportedDocument, document
 
 _MARKDOWN_LINE = re.compile(r"^(?:(?P<fence>```|~~~)|(?P<hashes>#{1,6})[ \t]+(?P<title>.+?)[ \t#]*)$", re.MULTILINE)
@@ -15,7 +17,7 @@ def decode_text(data: bytes) -> str:
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
     elif b"\x00" in data[:8192]:
-        raise UnsupportedDocument("binary content, not text")
+        raise UnsupportedDocument(gettext_noop("binary content, not text"))
     else:
         try:
             text = data.decode("utf-8-sig")

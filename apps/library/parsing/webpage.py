@@ -15,6 +15,7 @@ from dataclasses import replace
 import lxml.html
 import trafilatura
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from lxml.etree import ParserError
 
 from apps.library.parsing.base import HeadingPath, ParsedDocument, Segment, UnsupportedDocument, document
@@ -38,7 +39,7 @@ def parse_html_page(data: bytes, name: str) -> ParsedDocument:
     html = decode_text(data)
     tree = _tree(html)
     if tree is not None and (target := redirect_target(tree)):
-        raise UnsupportedDocument(f"redirect stub to {target}")
+        raise UnsupportedDocument(gettext_noop("redirect stub to %(target)s"), target=target)
     if settings.INDEX_HTML_MAIN_CONTENT and tree is not None:
         main = _main_content(tree)
         if main:

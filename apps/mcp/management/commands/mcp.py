@@ -1,7 +1,8 @@
 """`manage.py mcp --user NAME`: the MCP server over stdio, for a desktop client that starts it.
 
-It acts as that user with every scope (whoever can run manage.py can read the database anyway);
-document links point at SITE_URL. Logs go to stderr: stdout carries the protocol.
+It acts as that user with every scope (whoever can run manage.py can read the database anyway),
+writing in the language they chose on their account page; document links point at SITE_URL. Logs
+go to stderr: stdout carries the protocol.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
 
+from apps.core.preferences import answer_language
 from apps.mcp.server import mcp_server
 from apps.mcp.types import Caller
 
@@ -28,7 +30,10 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["user"], is_active=True).first()
         if user is None:
             raise CommandError(f"No active user named {options['user']!r}.")
-        caller = Caller(user=user, token=None, site_url=settings.SITE_URL)
+        # The user's language as the server starts (no request carries one); a desktop client starts it anew
+        # for each session, so a newly chosen language applies from the next.
+        language = answer_language(user_id=user.pk)
+        caller = Caller(user=user, token=None, site_url=settings.SITE_URL, language=language)
         server = mcp_server(caller_of=lambda ctx: caller)
         close_old_connections()  # the look-up's connection is not held for the server's whole life
         anyio.run(server.run_stdio_async)

@@ -218,21 +218,16 @@ function updateSync(entry) {
   button.disabled = folder.status === "syncing";
   if (folder.last_synced_at && entry.summaryFor !== folder.last_synced_at) {
     entry.summaryFor = folder.last_synced_at;
-    showLastSyncResult(folder.id, result, folder.last_synced_at);
+    showLastSyncResult(result, folder.last_sync, folder.last_synced_at);
   }
 }
 
-async function showLastSyncResult(folderId, element, syncedAt) {
-  try {
-    const [log] = results(await api(`/api/folders/${folderId}/sync-log?limit=1`));
-    // A refusal said since that sync stays: only a newer sync's summary replaces it.
-    if (element.classList.contains("failed") && element.dataset.failedAfter === String(syncedAt)) return;
-    element.classList.remove("failed");
-    element.textContent = log ? syncSummary(log) : "";
-  } catch {
-    // No sync history to show (the last-sync time says enough); a refusal shown stays.
-    if (!element.classList.contains("failed")) element.textContent = "";
-  }
+// The folder comes with its newest sync (`last_sync`): no request per card.
+function showLastSyncResult(element, log, syncedAt) {
+  // A refusal said since that sync stays: only a newer sync's summary replaces it.
+  if (element.classList.contains("failed") && element.dataset.failedAfter === String(syncedAt)) return;
+  element.classList.remove("failed");
+  element.textContent = log ? syncSummary(log) : "";
 }
 
 async function startSync(folderId) {
