@@ -12,17 +12,11 @@ from apps.core.tokens import personal_token_list, personal_token_revoke
 from apps.mcp.tools import READ_CHUNKS
 from tests.mcp.conftest import library_of
 from tests.support.chat_library import add_file
-from tests.support.mcp_clients import call_over_http, error_text, structured
+from tests.support.mcp_clients import INITIALIZE, call_over_http, error_text, structured
 from tests.support.tokens import api_token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 

@@ -13,17 +13,10 @@ import pytest
 
 from apps.chat.models import AgentRun
 from apps.core.models import Preferences
-from tests.support.mcp_clients import call_over_http, error_text, mcp_over_stdio, structured
+from tests.support.mcp_clients import INITIALIZE, call_over_http, error_text, mcp_over_stdio, structured
 from tests.support.servers import BASE_DIR, test_database_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 
 
 def wrong_chunk(asgi_server, library, token, **headers: str) -> str:

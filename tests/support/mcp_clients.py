@@ -48,6 +48,15 @@ async def mcp_over_stdio(
             yield client
 
 
+# The first request of a raw HTTP session (tests that look at the transport itself).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
 def call_over_http(
     url: str,
     *,
