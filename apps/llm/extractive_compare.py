@@ -20,6 +20,7 @@ from decimal import Decimal
 from django.utils.formats import number_format
 from django.utils.translation import gettext
 
+from apps.llm.extractive_rows import listed
 from apps.llm.extractive_text import terms
 
 # An amount as documents write money: a symbol or code before, a code or word after, or neither
@@ -161,13 +162,6 @@ def total(*, sides: Sequence[Side], count: int | None) -> str | None:
         return None  # one names no currency: no evidence it is the others'
     amount = _amount(round(sum(entry.value for entry in sides), decimals), sides[0], decimals)
     return gettext("Together they come to %(total)s: %(amounts)s.") % {"total": amount, "amounts": listed(parts)}
-
-
-def listed(items: Sequence[str]) -> str:
-    """ "a, b and c", in the asker's language."""
-    if len(items) == 1:
-        return items[0]
-    return gettext("%(items)s and %(last)s") % {"items": ", ".join(items[:-1]), "last": items[-1]}
 
 
 def is_total(sentence: str) -> bool:

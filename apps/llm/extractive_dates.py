@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext, ngettext
 
-from apps.llm.extractive_compare import clause_before, figure, listed, name_of
+from apps.llm.extractive_compare import clause_before, figure, name_of
+from apps.llm.extractive_rows import listed
 from apps.llm.extractive_text import terms
 
 _MONTHS = {

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import get_language, gettext
+
 # A `label: value` line: a short label without sentence punctuation, then a value.
 # A dot inside a label is a JSON path's (`contacts[1].name`), not a full stop.
 _FIELD = re.compile(r"^((?:[^:|.!?]|\.(?=\S)){1,60}?):\s+(\S.*)$")
@@ -116,23 +118,42 @@ def row_pairs(line: str) -> list[tuple[str, str]]:
 
 
 def record_sentence(pairs: Sequence[tuple[str, str]]) -> str:
-    """`[(title, Piranesi), (rating, 4)]` -> "For title Piranesi, the rating is 4."."""
+    """`[(title, Piranesi), (rating, 4)]` -> "For title Piranesi, the rating is 4.", in the asker's
+    language (the column names and cells stay as the file writes them)."""
     (key, value), rest = pairs[0], pairs[1:]
     if not rest:
-        return f"The {_column(key)} {_verb(key)} {_value(value)}."
-    told = [f"the {_column(name)} {_verb(name)} {_value(cell)}" for name, cell in rest]
-    listed = told[0] if len(told) == 1 else ", ".join(told[:-1]) + " and " + told[-1]
-    return f"For {_column(key)} {_value(value)}, {listed}."
+        sentence = gettext("The %(column)s are %(value)s.") if _plural(key) else gettext("The %(column)s is %(value)s.")
+        return sentence % {"column": _column(key), "value": _value(value)}
+    told = [
+        (gettext("the %(column)s are %(value)s") if _plural(name) else gettext("the %(column)s is %(value)s"))
+        % {"column": _column(name), "value": _value(cell)}
+        for name, cell in rest
+    ]
+    return gettext("For %(column)s %(value)s, %(told)s.") % {
+        "column": _column(key),
+        "value": _value(value),
+        "told": listed(told),
+    }
+
+
+def listed(items: Sequence[str]) -> str:
+    """ "a, b and c", in the asker's language."""
+    if len(items) == 1:
+        return items[0]
+    return gettext("%(items)s and %(last)s") % {"items": ", ".join(items[:-1]), "last": items[-1]}
 
 
 def _column(name: str) -> str:
-    return " ".join(re.sub(r"[_\-]+", " ", name).split()).lower()
+    words = " ".join(re.sub(r"[_\-]+", " ", name).split())
+    # "the rating" in English; German capitalises its nouns, and the others keep the file's writing.
+    return words.lower() if (get_language() or "en").startswith("en") else words
 
 
-def _verb(name: str) -> str:
-    # "the notes are", "the status is": a plural column name reads wrong with "is".
+def _plural(name: str) -> bool:
+    # "the notes are", "the status is": a plural column name reads wrong with "is" (English only;
+    # the other languages' catalogs give both forms one translation).
     last = _column(name).rsplit(" ", 1)[-1]
-    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "is"
+    return last.endswith("s") and not last.endswith(("ss", "us", "is"))
 
 
 def _value(value: str) -> str:

@@ -105,6 +105,18 @@ def test_a_table_row_is_told_as_a_sentence_naming_its_columns():
     assert "|" not in response.text and "Columns" not in response.text
 
 
+def test_a_table_row_is_told_in_the_askers_language_with_the_files_own_column_names():
+    sheet = ["Columns: Titel, Autor, Bewertung", "Titel: Piranesi | Autor: Susanna Clarke | Bewertung: 4"]
+
+    with translation.override("de"):
+        told = list(blocks(sheet))
+    with translation.override("es"):
+        spanish = list(blocks(sheet))
+
+    assert told == [Block("Für Titel Piranesi gilt: Autor Susanna Clarke und Bewertung 4.", told=True)]
+    assert spanish == [Block("Para Titel Piranesi: Autor Susanna Clarke y Bewertung 4.", told=True)]
+
+
 def test_rows_matching_alike_are_all_told():
     response = ask("Which books did I rate 5 or 3?", [BOOKS])
 
