@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apps.connectors.local import KnownFile, LocalSource
 from apps.library.exclusions import exclusion_for
-from apps.library.listing_rows import ROWS_PER_FETCH, EpochMicroseconds, from_epoch_microseconds
+from apps.library.listing_rows import listed_rows
 from apps.library.models import File, Folder
 from apps.library.reconcile import folder_reconcile
 from apps.library.sources import Source, SyncOutcome
@@ -17,15 +17,13 @@ def folder_local_source(folder: Folder) -> Source:
 def local_folder_sync(folder: Folder) -> SyncOutcome:
     """The ``local`` entry of the per-source sync functions: a full listing every time."""
     # Files whose size and mtime did not change keep their checksum: no re-reading them.
-    rows = (
-        File.objects.filter(folder=folder, modified_time__isnull=False)
-        .annotate(modified_us=EpochMicroseconds("modified_time"))
-        .values_list("path", "size", "modified_us", "checksum", "mime_type")
-    )
+    rows = listed_rows(File.objects.filter(folder=folder, modified_time__isnull=False)).values()
     known = {
-        path: KnownFile(size=size, modified_time=modified, checksum=checksum, mime_type=mime_type)
-        for path, size, microseconds, checksum, mime_type in rows.iterator(ROWS_PER_FETCH)
-        if (modified := from_epoch_microseconds(microseconds)) is not None
+        row.path: KnownFile(
+            size=row.size, modified_time=row.modified_time, checksum=row.checksum, mime_type=row.mime_type
+        )
+        for row in rows
+        if row.modified_time is not None
     }
     source = LocalSource(folder.external_id, known=known, exclusion=exclusion_for(folder.exclude_patterns))
     entries = list(source.list_entries())
