@@ -92,7 +92,12 @@ function stream(folderId, after) {
         const entry = cards.get(folderId);
         if (!entry) return;
         entry.summaryFor = data.created_at;
-        render({ ...entry.folder, last_synced_at: data.created_at, last_error: data.error || entry.folder.last_error });
+        render({
+          ...entry.folder,
+          last_synced_at: data.created_at,
+          last_sync: { ...data, id: data.sync_log_id },
+          last_error: data.error || entry.folder.last_error,
+        });
         field(entry.card, "sync-result").textContent = syncSummary(data);
       },
       folder_error: (data) => {
@@ -218,14 +223,15 @@ function updateSync(entry) {
   button.disabled = folder.status === "syncing";
   if (folder.last_synced_at && entry.summaryFor !== folder.last_synced_at) {
     entry.summaryFor = folder.last_synced_at;
-    showLastSyncResult(result, folder.last_sync, folder.last_synced_at);
+    showLastSyncResult(result, folder.last_sync);
   }
 }
 
 // The folder comes with its newest sync (`last_sync`): no request per card.
-function showLastSyncResult(element, log, syncedAt) {
-  // A refusal said since that sync stays: only a newer sync's summary replaces it.
-  if (element.classList.contains("failed") && element.dataset.failedAfter === String(syncedAt)) return;
+function showLastSyncResult(element, log) {
+  // A refusal said since that sync stays: only a newer sync's summary replaces it. Compared by the
+  // sync log's id: the folder's last_synced_at and the log's created_at differ by milliseconds.
+  if (element.classList.contains("failed") && element.dataset.failedAfter === String(log?.id ?? "")) return;
   element.classList.remove("failed");
   element.textContent = log ? syncSummary(log) : "";
 }
@@ -242,7 +248,7 @@ async function startSync(folderId) {
     updateSync(entry);
     const result = field(entry.card, "sync-result");
     result.classList.add("failed");
-    result.dataset.failedAfter = String(entry.folder.last_synced_at);
+    result.dataset.failedAfter = String(entry.folder.last_sync?.id ?? "");
     result.textContent = interpolate(gettext("Sync failed: %(reason)s"), { reason: error.message });
     return;
   }
