@@ -22,6 +22,7 @@ Folder and partition row counts, and the pgvector version, are cached for a few 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,18 +79,6 @@ def vector_plan(*, folder_rows: int, graph_rows: int, k: int, depth: int, iterat
     return VectorPlan(VectorMethod.HNSW, ef_search=ef_search)
 
 
-def folder_vector_plan(*, folder_id: int, folder_rows: int, k: int, depth: int) -> VectorPlan:
-    """``vector_plan`` for a folder: its partition is counted only when an exact scan is ruled out."""
-    graph_rows = partition_chunk_count(folder_id=folder_id) if folder_rows > EXACT_MAX_ROWS else folder_rows
-    return vector_plan(
-        folder_rows=folder_rows,
-        graph_rows=graph_rows,
-        k=k,
-        depth=depth,
-        iterative_scans=pgvector_has_iterative_scans(),
-    )
-
-
 @dataclass(frozen=True)
 class KeywordPlan:
     method: KeywordMethod
@@ -110,6 +99,36 @@ def keyword_plan(*, folder_rows: int, partition_rows: int) -> KeywordPlan:
     scale = max(partition_rows, folder_rows) / folder_rows
     method = KeywordMethod.INDEX_FILTER if 1 / scale >= KEYWORD_FILTER_MIN_SHARE else KeywordMethod.INDEX
     return KeywordPlan(method, posting_scale=scale)
+
+
+@dataclass(frozen=True)
+class FolderPartition:
+    """The partition holding a folder's chunks, and the planner's estimate of its rows (kept by
+    autovacuum, free to read; -1 before the first ANALYZE)."""
+
+    name: str | None  # None when the table is not partitioned (rows are then the table's)
+    rows: int
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    vector: VectorPlan
+    keyword: KeywordPlan
+    # INDEX_FILTER reads the folder's partition by name (statements.StatementShape.keyword_partition).
+    keyword_partition: str | None
+
+
+def search_plan(*, folder_id: int, folder_rows: int, k: int, depth: int) -> SearchPlan:
+    """Both sides' plans for a folder of ``folder_rows`` chunks. Its partition is read once, and
+    only when a side's choice depends on it: never for a folder small enough to be read whole."""
+    partition = functools.cache(lambda: folder_partition(folder_id=folder_id))
+    iterative = pgvector_has_iterative_scans()
+    graph_rows = partition().rows if folder_rows > EXACT_MAX_ROWS and not iterative else folder_rows
+    vector = vector_plan(folder_rows=folder_rows, graph_rows=graph_rows, k=k, depth=depth, iterative_scans=iterative)
+    partition_rows = partition().rows if folder_rows > KEYWORD_SCAN_MAX_ROWS else folder_rows
+    keyword = keyword_plan(folder_rows=folder_rows, partition_rows=partition_rows)
+    name = partition().name if keyword.method is KeywordMethod.INDEX_FILTER else None
+    return SearchPlan(vector, keyword, name)
 
 
 def _cached(key: str, compute: Callable[[], T]) -> T:
@@ -138,8 +157,7 @@ def folder_chunk_count_forget(*, folder_id: int) -> None:
     cache.delete(_cache_key("folder-chunks", folder_id))
 
 
-# The partition holding the folder, and the planner's estimate of its rows (kept by autovacuum,
-# free to read; -1 before the first ANALYZE). No row when the table is not partitioned.
+# The partition holding the folder and its row estimate. No row when the table is not partitioned.
 _FOLDER_PARTITION = r"""
 SELECT c.relname::text, c.reltuples::bigint
 FROM pg_inherits i
@@ -150,20 +168,9 @@ WHERE i.inhparent = 'library_chunk'::regclass
 """
 
 
-def folder_partition(*, folder_id: int) -> str | None:
-    """The name of the partition holding the folder's chunks; None when the table is not partitioned."""
-    name, _rows = _folder_partition(folder_id=folder_id)
-    return name or None
+def folder_partition(*, folder_id: int) -> FolderPartition:
+    """The partition a folder's search reads (the size of its HNSW graph and GIN index)."""
 
-
-def partition_chunk_count(*, folder_id: int) -> int:
-    """Rows in the partition the folder's search reads (the size of its HNSW graph and GIN index),
-    as the planner estimates them; the table's when it is not partitioned."""
-    _name, rows = _folder_partition(folder_id=folder_id)
-    return rows
-
-
-def _folder_partition(*, folder_id: int) -> tuple[str, int]:
     def fetch() -> tuple[str, int]:
         with connection.cursor() as cursor:
             cursor.execute(_FOLDER_PARTITION, [folder_id])
@@ -175,7 +182,8 @@ def _folder_partition(*, folder_id: int) -> tuple[str, int]:
             return str(row[0]), int(row[1])
 
     # Keyed by the layout's version: a move to another partition count renames the partitions.
-    return _cached(_cache_key("partition", chunk_layout_version(), folder_id), fetch)
+    name, rows = _cached(_cache_key("partition", chunk_layout_version(), folder_id), fetch)
+    return FolderPartition(name or None, rows)
 
 
 def pgvector_has_iterative_scans() -> bool:

@@ -87,30 +87,24 @@ def chunk_search(
     if question is None:
         return []
     folder_rows = planning.folder_chunk_count(folder_id=folder_id)
-    plan = (
-        planning.folder_vector_plan(folder_id=folder_id, folder_rows=folder_rows, k=k, depth=question.depth)
-        if question.embedding is not None
-        else planning.VectorPlan(VectorMethod.EXACT)  # no vector side
+    plan = planning.search_plan(folder_id=folder_id, folder_rows=folder_rows, k=k, depth=question.depth)
+    # Without a question vector there is no vector side, whatever its plan.
+    vector_plan = plan.vector if question.embedding is not None else planning.VectorPlan(VectorMethod.EXACT)
+    shape = question.shape(
+        vector_method=vector_plan.method,
+        keyword_method=plan.keyword.method,
+        keyword_partition=plan.keyword_partition if question.keyword else None,
     )
-    keyword_plan = planning.keyword_plan(
-        folder_rows=folder_rows, partition_rows=planning.partition_chunk_count(folder_id=folder_id)
-    )
-    partition = (
-        planning.folder_partition(folder_id=folder_id)
-        if question.keyword and keyword_plan.method is KeywordMethod.INDEX_FILTER
-        else None
-    )
-    shape = question.shape(vector_method=plan.method, keyword_method=keyword_plan.method, keyword_partition=partition)
     params = _params(
         folder_id=folder_id,
         question=question,
         k=k,
-        posting_scale=keyword_plan.posting_scale,
+        posting_scale=plan.keyword.posting_scale,
         rrf_k=rrf_k,
         weights=weights,
-        row_budget=keyword_plan.row_budget,
+        row_budget=plan.keyword.row_budget,
     )
-    rows = _run(chunk_statement(shape), params, plan=plan)
+    rows = _run(chunk_statement(shape), params, plan=vector_plan)
     return [
         SearchHit(
             chunk_id=row[0],
@@ -324,7 +318,12 @@ SELECT word, lexeme, idf, held FROM (
            EXISTS (SELECT 1 FROM held h WHERE h.lexeme = w.lexeme) AS held
     FROM words w
     CROSS JOIN corpus c
-    LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = w.lexeme
+    LEFT JOIN LATERAL (  -- an index probe a word, as statements.TERMS does it
+        SELECT l.document_count
+        FROM search_folderlexeme l
+        WHERE l.folder_id = %(folder_id)s AND l.lexeme = w.lexeme
+        LIMIT 1
+    ) l ON true
     ORDER BY w.lexeme, w.ord
 ) AS terms
 ORDER BY ord

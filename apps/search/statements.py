@@ -80,6 +80,9 @@ def _chunk_file_filter(filters: SearchFilters) -> str:
 
 # Lexemes of the question, under the folder's language (library/0011), with their count in it (qtf)
 # and their document frequency in the folder's chunks (df) and files (file_df).
+# Each lexeme is one index probe: LIMIT 1 keeps the planner from flattening the lookup into a join,
+# which for a folder of many lexemes it answered by hashing all of them: 24 of a 36 ms search in a
+# folder of 200k chunks and 57k lexemes (bench/search/search_speed.py, 1M chunks).
 # A lexeme the statistics do not know (stale or never refreshed) counts as rare (df 1): it still
 # matches and ranks. Statistics counted before files were (search/0004) count its chunks as files.
 # to_tsvector keeps one entry a lexeme, its positions say how often it occurs: a long request
@@ -90,7 +93,12 @@ query_terms AS MATERIALIZED (
     SELECT t.lexeme, cardinality(t.positions)::float8 AS qtf,
            coalesce(l.document_count, 1) AS df, coalesce(l.file_count, l.document_count, 1) AS file_df
     FROM unnest(to_tsvector(library_folder_regconfig(%(folder_id)s), %(query)s)) AS t
-    LEFT JOIN search_folderlexeme l ON l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme  -- an index probe each
+    LEFT JOIN LATERAL (
+        SELECT l.document_count, l.file_count
+        FROM search_folderlexeme l
+        WHERE l.folder_id = %(folder_id)s AND l.lexeme = t.lexeme
+        LIMIT 1
+    ) l ON true
 ),
 corpus AS MATERIALIZED (
     SELECT coalesce(s.chunk_count,

@@ -129,9 +129,8 @@ def plan_name(design: Design, folder_id: int, size: int) -> str:
         )
         keyword = planning.keyword_plan(folder_rows=size, partition_rows=buckets.table_rows())
     else:
-        vector = planning.folder_vector_plan(folder_id=folder_id, folder_rows=size, k=K, depth=DEPTH)
-        partition_rows = planning.partition_chunk_count(folder_id=folder_id)
-        keyword = planning.keyword_plan(folder_rows=size, partition_rows=partition_rows)
+        plan = planning.search_plan(folder_id=folder_id, folder_rows=size, k=K, depth=DEPTH)
+        vector, keyword = plan.vector, plan.keyword
     ef = "" if vector.method.value == "exact" else str(vector.ef_search)
     return f"{SHORT[vector.method.value]}{ef}/{SHORT[keyword.method.value]}"
 
@@ -298,6 +297,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--queries", type=int, default=200, help="per folder size")
     parser.add_argument("--reload", action="store_true")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=TARGET_SIZES, help="folder sizes measured (the nearest each)"
+    )
     parser.add_argument("--no-explain", action="store_true")
     parser.add_argument(
         "--designs", nargs="+", choices=list(DESIGNS), default=["buckets", "partitions"], help="measured in this order"
@@ -338,7 +340,7 @@ def main() -> None:
     from apps.library.models import Folder
 
     folders = {int(f.name.split("-")[2]): (f.pk, int(f.name.split("-")[1])) for f in Folder.objects.all()}
-    chosen = sorted({min(folders, key=lambda size: abs(size - target)) for target in TARGET_SIZES if target <= largest})
+    chosen = sorted({min(folders, key=lambda size: abs(size - target)) for target in args.sizes if target <= largest})
     rng = np.random.default_rng(args.seed + 2)
     results: dict[str, list[dict]] = {name: [] for name in designs}
     plans: list[tuple[str, int, str]] = []

@@ -232,7 +232,7 @@ def test_keyword_access_paths_agree(corpus, other_corpus, monkeypatch, mode):
 def force_hnsw(monkeypatch):
     """Treat the test folder as large, so the HNSW leg (and its exact fallback) runs."""
     monkeypatch.setattr(planning, "EXACT_MAX_ROWS", 0)
-    monkeypatch.setattr(planning, "partition_chunk_count", lambda *, folder_id: 200)
+    monkeypatch.setattr(planning, "folder_partition", lambda *, folder_id: planning.FolderPartition(None, 200))
 
 
 def test_hnsw_plan_gives_the_exact_answer_on_a_small_folder(corpus, force_hnsw):

@@ -112,7 +112,7 @@ def test_cached_statistics_are_read_from_the_database(corpus):
     planning.folder_chunk_count_forget(folder_id=corpus.folder.pk)
     assert planning.folder_chunk_count(folder_id=corpus.folder.pk) == FILLER_CHUNKS + 4
     assert planning.pgvector_has_iterative_scans() is True  # the embedded server has pgvector 0.8
-    assert isinstance(planning.partition_chunk_count(folder_id=corpus.folder.pk), int)
+    assert isinstance(planning.folder_partition(folder_id=corpus.folder.pk).rows, int)
 
 
 @pytest.mark.django_db
@@ -135,14 +135,26 @@ def test_chunk_rows_keep_embedding_and_tsvector_inline():
     assert options and all("toast_tuple_target=4000" in option for option in options)
 
 
-def test_a_folder_small_enough_for_an_exact_scan_never_counts_its_partition(monkeypatch):
-    def count(*, folder_id):
-        raise AssertionError("counted a partition for an exact scan")
+def test_a_folder_small_enough_to_be_read_whole_never_reads_its_partition(monkeypatch):
+    reads = []
 
-    monkeypatch.setattr(planning, "partition_chunk_count", count)
+    def partition(*, folder_id):
+        reads.append(folder_id)
+        return planning.FolderPartition("library_chunk_p03", 200_000)
+
+    monkeypatch.setattr(planning, "folder_partition", partition)
     monkeypatch.setattr(planning, "pgvector_has_iterative_scans", lambda: False)
-    plan = planning.folder_vector_plan(folder_id=1, folder_rows=planning.EXACT_MAX_ROWS, k=10, depth=50)
-    assert plan.method is VectorMethod.EXACT
-    monkeypatch.setattr(planning, "partition_chunk_count", lambda *, folder_id: 200_000)
-    plan = planning.folder_vector_plan(folder_id=1, folder_rows=50_000, k=10, depth=50)
-    assert (plan.method, plan.ef_search) == (VectorMethod.HNSW, 300)
+    small = planning.search_plan(folder_id=1, folder_rows=planning.KEYWORD_SCAN_MAX_ROWS, k=10, depth=50)
+    assert (small.vector.method, small.keyword.method, reads) == (VectorMethod.EXACT, KeywordMethod.SCAN, [])
+    # Larger: both sides need the partition's size (and the keyword side its name), read once.
+    plan = planning.search_plan(folder_id=1, folder_rows=50_000, k=10, depth=50)
+    assert (plan.vector.method, plan.vector.ef_search, reads) == (VectorMethod.HNSW, 300, [1])
+    assert (plan.keyword.method, plan.keyword_partition) == (KeywordMethod.INDEX_FILTER, "library_chunk_p03")
+    # A twentieth of its partition: GIN with the folder btree, which needs no partition name.
+    plan = planning.search_plan(folder_id=2, folder_rows=10_000, k=10, depth=50)
+    assert (plan.vector.method, plan.keyword.method, plan.keyword_partition) == (
+        VectorMethod.EXACT,
+        KeywordMethod.INDEX,
+        None,
+    )
+    assert reads == [1, 2]

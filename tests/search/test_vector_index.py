@@ -94,5 +94,6 @@ def test_partition_count_is_the_rows_of_the_folders_sharing_the_partition(corpus
         cursor.execute("ANALYZE library_chunk")
         cursor.execute(f"SELECT count(*) FROM {_partition_of(corpus.folder.pk)}")  # noqa: S608 - a catalog name
         (expected,) = cursor.fetchone()
-    assert planning.partition_chunk_count(folder_id=corpus.folder.pk) == expected > 0
-    assert planning.folder_partition(folder_id=corpus.folder.pk) == _partition_of(corpus.folder.pk)
+    partition = planning.folder_partition(folder_id=corpus.folder.pk)
+    assert partition.rows == expected > 0
+    assert partition.name == _partition_of(corpus.folder.pk)
