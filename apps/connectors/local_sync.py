@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from apps.connectors.local import KnownFile, LocalSource
+from apps.core.metrics import indexing_stage_timed
 from apps.library.exclusions import exclusion_for
 from apps.library.listing_rows import listed_rows
 from apps.library.models import File, Folder
@@ -26,5 +27,6 @@ def local_folder_sync(folder: Folder) -> SyncOutcome:
         if row.modified_time is not None
     }
     source = LocalSource(folder.external_id, known=known, exclusion=exclusion_for(folder.exclude_patterns))
-    entries = list(source.list_entries())
+    with indexing_stage_timed("list"):
+        entries = list(source.list_entries())
     return SyncOutcome(result=folder_reconcile(folder=folder, entries=entries, problems=source.problems()), mode="full")

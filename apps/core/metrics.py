@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,6 +29,8 @@ from prometheus_client.multiprocess import MultiProcessCollector, mark_process_d
 # Seconds, from a cache hit to a long agent run.
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 _RUN_BUCKETS = (0.25, 0.5, 1, 2, 3, 5, 8, 10, 15, 20, 30, 60, 120, 300)
+# From one file's row update to a 100,000-file folder's listing.
+_STAGE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 HTTP_REQUEST_SECONDS = Histogram(
     "folderchat_http_request_duration_seconds",
@@ -72,6 +76,14 @@ EMBEDDING_SECONDS = Histogram(
     ["provider"],
     buckets=_LATENCY_BUCKETS,
 )
+INDEXING_STAGE_SECONDS = Histogram(
+    "folderchat_indexing_stage_seconds",
+    "Time in one stage of indexing, by stage: a folder's list, reconcile and dispatch; a file's claim,"
+    " prepare (read, parse, chunk), write (its chunks swapped) and progress (job, counters, event); the"
+    " keyword statistics and each search-vector backfill batch. Embedding: folderchat_embedding_seconds.",
+    ["stage"],
+    buckets=_STAGE_BUCKETS,
+)
 SEARCH_SECONDS = Histogram(
     "folderchat_search_duration_seconds",
     "One search (question embedding and statement), by what it ranks (chunks, files) and mode.",
@@ -112,6 +124,16 @@ def file_outcome_observe(*, outcome: str) -> None:
 def embedding_observe(*, provider: str, texts: int, seconds: float) -> None:
     EMBEDDED_TEXTS.labels(provider=provider).inc(texts)
     EMBEDDING_SECONDS.labels(provider=provider).observe(seconds)
+
+
+@contextlib.contextmanager
+def indexing_stage_timed(stage: str) -> Iterator[None]:
+    """Time a stage of indexing (a block, or a function as its decorator), whether it returns or raises."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        INDEXING_STAGE_SECONDS.labels(stage=stage).observe(time.perf_counter() - started)
 
 
 def model_usage_observe(

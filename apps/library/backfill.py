@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.core.events import redis_client
+from apps.core.metrics import indexing_stage_timed
 from apps.library import enqueue
 from apps.library.models import File
 from apps.library.signals import folder_chunks_changed
@@ -59,6 +60,7 @@ class BackfillResult:
     folder_ids: set[int] = field(default_factory=set)
 
 
+@indexing_stage_timed("backfill")
 def search_vectors_backfill_batch(*, batch_size: int) -> list[tuple[int, int]]:
     """One short transaction: fill up to ``batch_size`` NULL vectors; returns (chunk id, folder id)
     of each row filled."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.utils.translation import gettext_noop
 
+from apps.core.metrics import indexing_stage_timed
 from apps.core.stored_messages import StoredMessage
 from apps.library.budget import FileBudget, file_budget_new, file_budget_running, text_cap_reason
 from apps.library.chunking import CHUNKING, ChunkPiece, chunk_document
@@ -45,6 +46,7 @@ class Claimed:
     in_flight: QuotaInFlight | None = None
 
 
+@indexing_stage_timed("prepare")
 def file_prepare(claimed: Claimed) -> FileOutcome | None:
     """Read, parse and chunk; an outcome when the file ends here (skipped, failed, lost)."""
     file = claimed.file

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from apps.core import queues, task_limits
-from apps.core.metrics import file_outcome_observe
+from apps.core.metrics import file_outcome_observe, indexing_stage_timed
 from apps.core.queues import QueueName
 from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library import enqueue
@@ -36,7 +36,7 @@ from apps.library.jobs import SOURCE_RETRYING, TASK_LOST, indexing_job_finish, i
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.pipeline import EmbeddingPipeline
-from apps.library.progress import FolderProgress, folder_counters_refresh
+from apps.library.progress import FolderProgress, folder_counters_refresh, folder_counters_refresh_after_file
 from apps.library.quotas import QuotaInFlight
 from apps.library.reconcile import ReconcileResult, folder_reconcile
 from apps.library.signals import file_indexed, folder_chunks_changed
@@ -80,7 +80,8 @@ def folder_index(
     FolderProgress(folder_id).indexing_started(reason="index")
     try:
         source = source_for(folder=folder)
-        entries = list(source.list_entries())
+        with indexing_stage_timed("list"):
+            entries = list(source.list_entries())
         result = folder_reconcile(folder=folder, entries=entries, problems=source.problems())
     except SourceTransientError:
         indexing_job_finish(job_id=job_id, status=JobStatus.FAILED, error=SOURCE_RETRYING)
@@ -138,6 +139,7 @@ def file_groups(*, file_ids: Sequence[int]) -> list[list[int]]:
     return [*groups, current] if current else groups
 
 
+@indexing_stage_timed("dispatch")
 def files_enqueue(*, folder_id: int, file_ids: Sequence[int], alone: bool = False) -> None:
     """One ``index_files`` task per group of files (``file_groups``; ``alone``: one per file),
     sent once the job rows are committed. The task id is the group's claim token and names each
@@ -248,6 +250,7 @@ def _files_index(
     def done(claimed: Claimed, outcome: FileOutcome) -> None:
         in_flight.discard(file_id=claimed.file.pk)
         _file_done(claimed=claimed, outcome=outcome)
+        _run_settled(folder_id=claimed.file.folder_id, outcome=outcome)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
@@ -314,6 +317,7 @@ def _usage_of(claimed: Claimed) -> UsageContext:
     return UsageContext(user_id=claimed.file.folder.owner_id, folder_id=claimed.file.folder_id)
 
 
+@indexing_stage_timed("claim")
 def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcome | None]:
     row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
     if row is None:
@@ -336,6 +340,7 @@ def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcom
     return Claimed(file=file, token=token, job_id=job_id), None
 
 
+@indexing_stage_timed("write")
 def _file_write(claimed: Claimed, vectors: np.ndarray) -> FileOutcome:
     """One transaction: mark the file indexed (if still ours) and swap its chunks."""
     file = claimed.file
@@ -382,23 +387,25 @@ def _file_failed(*, claimed: Claimed, exc: Exception) -> FileOutcome:
     return FileOutcome(file.pk, file.path, FileStatus.FAILED, error)
 
 
+@indexing_stage_timed("progress")
 def _file_done(*, claimed: Claimed, outcome: FileOutcome) -> None:
     status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
     indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
-    if not outcome.noop:
-        file_outcome_observe(outcome=outcome.status)
-        _after_file(file=claimed.file, outcome=outcome)
-
-
-def _after_file(*, file: File, outcome: FileOutcome) -> None:
-    outcome.counts = folder_counters_refresh(folder_id=file.folder_id)
+    if outcome.noop:
+        return
+    file_outcome_observe(outcome=outcome.status)
+    file = claimed.file
+    outcome.counts = folder_counters_refresh_after_file(folder_id=file.folder_id)
     FolderProgress(file.folder_id).file_finished(
         file_id=outcome.file_id, path=outcome.path, status=outcome.status, error=outcome.error, counts=outcome.counts
     )
+
+
+def _run_settled(*, folder_id: int, outcome: FileOutcome) -> None:
     # Statistics over the folder's chunks (search's keyword statistics) read every chunk: announce
     # the change once its run settles, not per file. Deferred vectors: the backfill announces it.
-    if outcome.counts.open == 0 and not settings.INDEX_DEFER_SEARCH_VECTOR:
-        folder_chunks_changed.send(sender=File, folder_id=file.folder_id)
+    if outcome.counts is not None and outcome.counts.open == 0 and not settings.INDEX_DEFER_SEARCH_VECTOR:
+        folder_chunks_changed.send(sender=File, folder_id=folder_id)
 
 
 def reconcile_settle(*, folder_id: int, result: ReconcileResult) -> None:

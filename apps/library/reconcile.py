@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.translation import gettext_noop
 
+from apps.core.metrics import indexing_stage_timed
 from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library.exclusions import exclusion_for
 from apps.library.file_rows import SETTLED, file_settle
@@ -39,6 +40,7 @@ class ReconcileResult:
     to_index: list[int] = field(default_factory=list)
 
 
+@indexing_stage_timed("reconcile")
 def folder_reconcile(
     *, folder: Folder, entries: Iterable[SourceEntry], problems: Sequence[SourceProblem] = ()
 ) -> ReconcileResult:
@@ -84,6 +86,7 @@ def folder_reconcile(
     return result
 
 
+@indexing_stage_timed("reconcile")
 def changes_apply(*, folder: Folder, changes: ChangeSet) -> ReconcileResult:
     """Apply a change set (upserted entries, removed ids) to the folder's File rows.
 

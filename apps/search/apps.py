@@ -4,9 +4,11 @@ from django.apps import AppConfig
 
 
 def _folder_lexeme_stats_refresh(sender: object, *, folder_id: int, **kwargs: Any) -> None:
+    from apps.core.metrics import indexing_stage_timed
     from apps.search.services import folder_lexeme_stats_refresh
 
-    folder_lexeme_stats_refresh(folder_id=folder_id)
+    with indexing_stage_timed("statistics"):
+        folder_lexeme_stats_refresh(folder_id=folder_id)
 
 
 class SearchConfig(AppConfig):

@@ -24,35 +24,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 
 from bench import ROOT
 from bench.common.scratch import scratch_services
-from bench.ingest.common import CREATE_HNSW, DROP_HNSW, timed
+from bench.ingest.common import CREATE_HNSW, DROP_HNSW, random_sentences, timed, vocabulary
 
 os.environ["EMBEDDING_PROVIDER"] = "hash"
-
-
-def _vocabulary(rng: random.Random, size: int = 6000) -> tuple[list[str], list[float]]:
-    syllables = ["ka", "lo", "mi", "ser", "ta", "ven", "dor", "pel", "ri", "no", "qua", "fin", "tax", "bud", "get"]
-    words = sorted({"".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(size * 2)})[:size]
-    return words, [1 / (rank + 1) for rank in range(len(words))]  # Zipf-like, as real text
-
-
-def _sentences(rng: random.Random, words: list[str], weights: list[float], count: int) -> list[str]:
-    out = []
-    for _ in range(count):
-        chosen = rng.choices(words, weights, k=rng.randint(8, 16))
-        out.append(" ".join(chosen).capitalize() + rng.choice([".", ".", ".", "?", "!"]))
-    return out
 
 
 def make_corpus(root: Path, *, files: int, words_per_file: int, seed: int = 7) -> None:
     from tests.support.documents import docx_bytes, pdf_bytes
 
     rng = random.Random(seed)
-    words, weights = _vocabulary(rng)
+    words, cum_weights = vocabulary(rng)
     per_file = max(1, words_per_file // 12)
     for index in range(files):
         folder = root / f"area{index % 10}" / f"year{2015 + index % 10}"
         folder.mkdir(parents=True, exist_ok=True)
-        sentences = _sentences(rng, words, weights, per_file)
+        sentences = random_sentences(rng, words, cum_weights, per_file)
         kind = index % 20
         if kind == 0:
             pages = [" ".join(sentences[i : i + 40]) for i in range(0, len(sentences), 40)]

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, 
 
 from bench import ROOT
 from bench.common import scratch
+from bench.ingest.common import indexed_wait
 
 DOCS = Path("/usr/share/doc")
 PYTHON_HTML = DOCS / "python3" / "html"
@@ -238,34 +239,10 @@ def run(folder_dir: Path, *, on_disk: int, size: int, timeout: float, abstracts:
         print(f"worker: {shlex.join([*prefix, *args])} (log: {log_path.relative_to(ROOT)})")
         started = time.monotonic()
         index_folder.delay(folder.pk)
-        seconds = _wait(folder.pk, started=started, timeout=timeout)
+        seconds = indexed_wait(folder.pk, started=started, timeout=timeout)
     finally:
         stop(worker)
     report(folder.pk, seconds=seconds, on_disk=on_disk, size=size, abstracts=abstracts)
-
-
-def _wait(folder_id: int, *, started: float, timeout: float) -> float:
-    from apps.library.models import File, IndexingJob, JobKind, JobStatus
-    from apps.library.selectors import folder_files_in_progress
-
-    last_print = 0.0
-    while True:
-        elapsed = time.monotonic() - started
-        listed = IndexingJob.objects.filter(
-            folder_id=folder_id, kind=JobKind.INDEX_FOLDER, status=JobStatus.SUCCEEDED
-        ).exists()
-        open_files = File.objects.filter(folder_id=folder_id, status__in=["pending", "indexing"]).count()
-        if listed and open_files == 0:
-            return elapsed
-        if elapsed - last_print >= 15:
-            last_print = elapsed
-            done = File.objects.filter(folder_id=folder_id).exclude(status__in=["pending", "indexing"]).count()
-            working = ", ".join(path for path, _ in folder_files_in_progress(folder_id=folder_id, limit=2))
-            print(f"  {elapsed:6.0f} s: {done} files done, {open_files} open; working on: {working or '-'}")
-        if elapsed > timeout:
-            print(f"gave up after {timeout:.0f} s")
-            return elapsed
-        time.sleep(0.5)
 
 
 def report(folder_id: int, *, seconds: float, on_disk: int, size: int, abstracts: bool) -> None:

@@ -18,12 +18,15 @@ from apps.core import metrics
 from apps.core.metrics import model_usage_observe
 from apps.core.queues import ALL_QUEUES
 from apps.core.sse import sse_stream
+from apps.library.indexing import folder_index
+from apps.library.models import Folder
 from apps.llm.base import LLMError
 from apps.llm.breaker import CircuitBreaker
 from apps.search.selectors import chunk_search
 from apps.search.types import SearchMode
 from config.celery import app
 from tests.support.chat_library import add_file, make_folder
+from tests.support.files import write
 from tests.support.metrics import METRICS_TOKEN, sample, scrape
 from tests.support.servers import BASE_DIR
 from workers.maintenance import ping
@@ -152,6 +155,37 @@ def test_searches_are_timed_by_kind_and_mode(user):
     before = sample(scrape(), "folderchat_search_duration_seconds_count", **labels)
     assert chunk_search(folder_id=folder.pk, query="pancakes", mode=SearchMode.KEYWORD)
     assert sample(scrape(), "folderchat_search_duration_seconds_count", **labels) - before == 1
+
+
+def test_indexing_times_each_stage_once_per_folder_or_per_file(user, tmp_path):
+    root = tmp_path / "notes"
+    write(root, "lease.md", "# Lease\nThe lease renews on March 1 each year.")
+    write(root, "invoice.txt", "Invoice INV-20935 from Northwind, due in 30 days.")
+    write(root, "empty.txt", "   ")
+    folder = Folder.objects.create(owner=user, source="local", external_id=str(root), name="notes")
+    before = scrape()
+
+    folder_index(folder_id=folder.pk, inline=True)
+    after = scrape()
+
+    def moved(stage: str, kind: str = "count") -> float:
+        name = f"folderchat_indexing_stage_seconds_{kind}"
+        return sample(after, name, stage=stage) - sample(before, name, stage=stage)
+
+    # Three files claimed and prepared, two written (the empty one is skipped), the keyword
+    # statistics once the run settled, the backfill's one batch that found nothing to fill.
+    expected = {
+        "list": 1,
+        "reconcile": 1,
+        "claim": 3,
+        "prepare": 3,
+        "write": 2,
+        "progress": 3,
+        "statistics": 1,
+        "backfill": 1,
+    }
+    assert {stage: moved(stage) for stage in expected} == expected
+    assert all(moved(stage, "sum") > 0 for stage in expected)
 
 
 class _Outage(LLMError):

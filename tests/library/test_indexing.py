@@ -223,6 +223,20 @@ def test_each_file_publishes_a_progress_event_with_counts(root, folder):
     assert events[-1].type == "scan" and events[-1].data["folder_status"] == "ready"
 
 
+def test_a_run_recounts_its_folder_after_a_pause_and_always_after_its_last_file(root, folder, monkeypatch):
+    for number in range(6):
+        write(root, f"note-{number}.txt", f"Note number {number}.")
+    # A pause longer than the run: the first file recounts, then only the last one.
+    monkeypatch.setattr("apps.library.progress.RECOUNT_PAUSE_SECONDS", 600.0)
+    folder_index(folder_id=folder.pk, inline=True)
+    files = [event.data for event in events_after(channel=folder_channel(folder.pk)) if event.type == "file"]
+    counted = [data["path"] for data in files if "files_total" in data]
+    assert len(files) == 6 and counted == [files[0]["path"], files[-1]["path"]]
+    assert files[-1]["files_done"] == files[-1]["files_total"] == 6 and files[-1]["folder_status"] == "ready"
+    folder.refresh_from_db()
+    assert (folder.status, folder.files_total, folder.files_indexed) == ("ready", 6, 6)
+
+
 def test_counters_are_recounted_not_incremented(root, folder):
     write(root, "a.txt", "alpha")
     folder_index(folder_id=folder.pk, inline=True)
