@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse, urlsplit
 
 import django_stubs_ext
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import BASE_DIR, env_bool, env_float, env_int, env_list, env_str
 
@@ -98,19 +99,46 @@ TEMPLATES = [
 ]
 
 
+def _database_pool() -> dict[str, int] | None:
+    """Django's connection pool (psycopg_pool), when DB_POOL_MAX_SIZE > 0: up to that many
+    connections per process, each lent to one request at a time. Under ASGI every request runs its
+    view in a thread of its own, so a persistent connection (DB_CONN_MAX_AGE) is not reused by the
+    next request, and a new one costs milliseconds. Only the web process turns it on (the Procfile's
+    web line, deploy/gunicorn.conf.py): a pool's threads and sockets would not survive the fork into
+    Celery's prefork children."""
+    max_size = env_int("DB_POOL_MAX_SIZE", 0)
+    if max_size == 0:
+        return None
+    # Kept open while idle: one, so a quiet process's next request does not wait for a connect, and many
+    # web processes hold few idle connections. Extras opened under load close after 10 idle minutes.
+    min_size = env_int("DB_POOL_MIN_SIZE", 1)
+    if max_size < 0 or not 0 <= min_size <= max_size:
+        raise ImproperlyConfigured(
+            f"DB_POOL_MAX_SIZE={max_size}, DB_POOL_MIN_SIZE={min_size}: the maximum must be positive (0: no pool) "
+            "and the minimum from 0 to the maximum."
+        )
+    return {"min_size": min_size, "max_size": max_size}
+
+
 def _database_from_url(url: str) -> dict[str, object]:
     parsed = urlparse(url)
-    query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    options: dict[str, object] = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    pool = _database_pool()
+    if pool is not None:
+        options["pool"] = pool
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
         "USER": unquote(parsed.username or ""),
         "PASSWORD": unquote(parsed.password or ""),
-        "HOST": query.pop("host", None) or parsed.hostname or "",
+        "HOST": options.pop("host", None) or parsed.hostname or "",
         "PORT": str(parsed.port or ""),
-        "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 0),
+        # Django refuses a pool beside persistent connections. Pooled, DB_CONN_MAX_AGE is ignored rather
+        # than refused: one environment (deploy/k8s's ConfigMap) gives it to the workers and the web alike.
+        "CONN_MAX_AGE": 0 if pool is not None else env_int("DB_CONN_MAX_AGE", 0),
+        # Pooled, Django has the pool check each connection it lends (one round trip).
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": query,
+        "OPTIONS": options,
         # Each parallel test session (helpers, CI) may pick its own test database.
         "TEST": {"NAME": "test_folderchat" + os.environ.get("TEST_DB_SUFFIX", "")},
     }

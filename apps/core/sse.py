@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import close_old_connections
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 
 from apps.core.events import Event, EventBusUnavailable, events_follow, is_valid_event_id
@@ -87,6 +88,10 @@ async def sse_stream(
     rather than hang; it resumes from its last id.
     """
     events = events_follow(channel=channel, after_id=after_id, quiet_seconds=settings.SSE_HEARTBEAT_SECONDS)
+    # The view's database connection goes back before the stream waits, and again at each heartbeat
+    # after the checks: held for the stream's life, a pooled one (DB_POOL_MAX_SIZE) would be lost to
+    # every other request for hours, and a few open pages would take the whole pool.
+    await _connection_release()
     # By the channel's kind (run, folder, inbox), never its id; counted until the generator ends,
     # which a disconnecting client's close does too.
     with SSE_STREAMS_OPEN.labels(stream=channel.partition(":")[0]).track_inprogress():
@@ -111,9 +116,16 @@ async def sse_stream(
                     if ending is not None:
                         yield ending
                         return
+                    await _connection_release()
                     yield PING
             except EventBusUnavailable:
                 yield unsaved_event("error", unavailable)
+
+
+async def _connection_release() -> None:
+    # In the request's thread, where its connections live; closed only past DB_CONN_MAX_AGE (at once
+    # when it is 0, and always when pooled: back to the pool), as at the end of a request.
+    await sync_to_async(close_old_connections)()
 
 
 def _shown(event: Event) -> str:

@@ -58,6 +58,16 @@ def test_procfile_bulk_indexing_runs_below_the_small_runs_and_chat_cpu_priority(
     assert niceness["smallworker"] == niceness["chatworker"] == 0
 
 
+def test_only_the_web_pools_its_database_connections():
+    # The Procfile's web line sets DB_POOL_MAX_SIZE, and compose's web runs the image's CMD, whose
+    # deploy/gunicorn.conf.py does (tests/deploy/test_connection_pool.py); Celery's prefork workers must not pool.
+    lines = dict(line.split(": ", 1) for line in (ROOT / "Procfile").read_text().splitlines() if ": " in line)
+    assert [name for name, line in lines.items() if "DB_POOL_MAX_SIZE" in line] == ["web"]
+    services = _compose()["services"]
+    assert "DB_POOL_MAX_SIZE" not in yaml.safe_dump(services)
+    assert "command" not in services["web"]
+
+
 def test_named_volumes_are_declared_and_app_services_wait_for_healthy_dependencies():
     compose = _compose()
     declared = set(compose["volumes"])

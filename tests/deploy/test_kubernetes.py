@@ -178,6 +178,20 @@ def test_web_and_every_worker_have_a_disruption_budget_and_web_an_hpa_on_cpu(ent
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_only_the_web_pools_its_database_connections(entry):
+    # The web runs the image's CMD, gunicorn with deploy/gunicorn.conf.py, which turns the pool on
+    # (tests/deploy/test_connection_pool.py); the ConfigMap every container reads never does, nor
+    # any container's own env: Celery's prefork workers must not pool.
+    for config in _objects(entry, "ConfigMap").values():
+        assert "DB_POOL_MAX_SIZE" not in config.get("data", {}), config["metadata"]["name"]
+    deployments = _objects(entry, "Deployment")
+    for name, obj in deployments.items():
+        assert "DB_POOL_MAX_SIZE" not in {env["name"] for env in _container(obj).get("env", [])}, name
+    web = _container(deployments["web"])
+    assert "command" not in web and "args" not in web
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
 def test_a_job_runs_the_migrations(entry):
     (job,) = _objects(entry, "Job").values()
     assert "manage.py migrate --noinput" in " ".join(_container(job)["command"])

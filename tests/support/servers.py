@@ -6,7 +6,10 @@ into the error when the process dies or never becomes ready: that is the only pl
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -90,25 +93,44 @@ def spawn(
         )
 
 
-def procfile_command(name: str, *, hostname: str | None = None) -> tuple[list[str], list[str]]:
+def procfile_command(
+    name: str, *, hostname: str | None = None, env: dict[str, str] | None = None
+) -> tuple[list[str], list[str]]:
     """The Procfile's line `name` as (launcher prefix, `python -m` arguments) for `spawn`.
 
-    Its `${VAR:-default}` expanded as honcho's shell does; a leading `nice -n N` kept as the
-    prefix (an operator's CPU priority is part of what a bench measures); `.venv/bin/celery ...`
-    becomes `celery ...` and `.venv/bin/python manage.py <command>` becomes `django <command>`.
+    Its `${VAR:-default}` expanded as honcho's shell does (in `env`, else this process's); a leading
+    `nice -n N` kept as the prefix (an operator's CPU priority is part of what a bench measures), and
+    so are leading `NAME=value` settings, as `env NAME=value`; `.venv/bin/celery ...` becomes `celery ...`,
+    `.venv/bin/uvicorn ...` `uvicorn ...` and `.venv/bin/python manage.py <command>` `django <command>`.
     `hostname` replaces the line's worker node name, so a bench's worker never meets another's."""
     line = next(line for line in (BASE_DIR / "Procfile").read_text().splitlines() if line.startswith(f"{name}:"))
     command = subprocess.run(
-        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'], capture_output=True, text=True, check=True
+        ["sh", "-c", f'printf "%s" "{line.split(":", 1)[1].strip()}"'],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     ).stdout
     words = shlex.split(command)
     prefix: list[str] = []
     if words[0] == "nice":
         prefix, words = words[:3], words[3:]
+    settings = list(itertools.takewhile(lambda word: "=" in word and not word.startswith("-"), words))
+    if settings:
+        prefix, words = [*prefix, "env", *settings], words[len(settings) :]
     program, *args = words
     if hostname is not None:
         args = [f"--hostname={hostname}" if arg.startswith("--hostname") else arg for arg in args]
-    return prefix, (["celery", *args] if program.endswith("celery") else ["django", *args[1:]])
+    if program.endswith(("celery", "uvicorn")):
+        return prefix, [Path(program).name, *args]
+    return prefix, ["django", *args[1:]]
+
+
+def image_command() -> list[str]:
+    """The image's CMD (deploy/Dockerfile: gunicorn with deploy/gunicorn.conf.py) as `python -m` arguments
+    for `start_web`; its environment names the address (GUNICORN_BIND) and the processes (WEB_CONCURRENCY)."""
+    (command,) = re.findall(r"^CMD (\[.*\])$", (BASE_DIR / "deploy" / "Dockerfile").read_text(), flags=re.M)
+    return list(json.loads(command))
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -136,9 +158,25 @@ def start_uvicorn(
     `healthy=False` waits only for /healthz (the process answers), for servers started with a service unreachable.
     """
     port = port or free_port()
-    url = f"http://127.0.0.1:{port}"
     args = ["uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--log-level", log_level]
-    process = spawn(args, env=env, log_path=log_path)
+    with start_web(args, env=env, log_path=log_path, port=port, healthy=healthy) as server:
+        yield server
+
+
+@contextmanager
+def start_web(
+    args: Sequence[str],
+    *,
+    env: dict[str, str],
+    log_path: Path,
+    port: int,
+    prefix: Sequence[str] = (),
+    healthy: bool = True,
+) -> Iterator[RunningServer]:
+    """`python -m <args>` serving config.asgi on loopback `port` (uvicorn, or gunicorn with its
+    uvicorn workers as deploy/gunicorn.conf.py runs them); ready as `start_uvicorn`'s."""
+    url = f"http://127.0.0.1:{port}"
+    process = spawn(args, env=env, log_path=log_path, prefix=prefix)
 
     def answers() -> bool:
         try:
@@ -148,7 +186,7 @@ def start_uvicorn(
         return status == 200
 
     try:
-        wait_until_ready(answers, process=process, log_path=log_path, what="uvicorn")
+        wait_until_ready(answers, process=process, log_path=log_path, what=args[0])
         yield RunningServer(url=url, port=port, log_path=log_path, process=process)
     finally:
         stop(process)
