@@ -15,7 +15,8 @@ table) without stopping writers or readers:
    deleted or updated meanwhile is either copied before the writer touches it or skipped and
    mirrored by the writer's trigger; ``ON CONFLICT DO NOTHING`` for rows the triggers brought);
 3. the new table's search indexes are built ``CONCURRENTLY`` partition by partition (the triggers
-   keep writing) and attached to the parent's indexes;
+   keep writing) and attached to the parent's indexes (``chunk_index_build``, which a migration
+   replacing one index of the table calls too);
 4. one short transaction locks the table (and the tables its foreign keys reference, whose
    triggers the drop removes), drops it, renames the new table and its partitions and indexes to
    the final names, gives ``id`` an identity sequence continuing the old one, and recreates the
@@ -27,6 +28,7 @@ An empty table (a new database) gets its indexes at step 1 and moves at once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -37,6 +39,8 @@ from typing import Any
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.utils import OperationalError
+
+from apps.library import vector_index
 
 PARTITIONS = 16
 TABLE = "library_chunk"
@@ -73,8 +77,8 @@ class ChunkLayout:
 
 def partitioned_layout(*, partitions: int = PARTITIONS) -> ChunkLayout:
     """Hash partitions by folder. A unique key of a partitioned table holds its partition key, so
-    ``id`` is unique with ``folder_id`` and a plain btree serves lookups by id alone. HNSW keeps
-    pgvector's defaults (m 16, ef_construction 64), as the per-bucket indexes had."""
+    ``id`` is unique with ``folder_id`` and a plain btree serves lookups by id alone. HNSW is over
+    ``halfvec`` with pgvector's defaults (m 16, ef_construction 64; apps/library/vector_index.py)."""
     if partitions < 1:
         raise ValueError("partitions must be at least 1")
     return ChunkLayout(
@@ -82,7 +86,7 @@ def partitioned_layout(*, partitions: int = PARTITIONS) -> ChunkLayout:
         primary_key=("folder_id", "id"),
         unique=("folder_id", "file_id", "chunk_index"),
         indexes=(
-            ChunkIndex("library_chunk_embedding_hnsw", "USING hnsw (embedding vector_cosine_ops)"),
+            ChunkIndex(vector_index.INDEX, vector_index.DEFINITION),
             ChunkIndex("library_chunk_search_vector_gin", "USING gin (search_vector)"),
             ChunkIndex("library_chunk_search_vector_null", "(id) WHERE search_vector IS NULL"),
             ChunkIndex(FILE_INDEX, "(file_id)"),
@@ -127,9 +131,46 @@ def chunk_table_move(*, layout: ChunkLayout, batch_rows: int = COPY_BATCH_ROWS) 
 
 def table_partitions() -> int | None:
     """The table's partition count; None for a plain table."""
-    rows = _fetch("SELECT count(*) FROM pg_inherits WHERE inhparent = %s::regclass", [TABLE])
-    partitioned = _fetch("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [TABLE])
-    return int(rows[0][0]) if partitioned else None
+    partitions = _partitions(TABLE)
+    return None if partitions is None else len(partitions)
+
+
+def chunk_index_build(*, index: ChunkIndex, table: str = TABLE, name: str = "") -> None:
+    """``index`` on ``table`` (named ``name``, by default its own) while writers go on; call it
+    outside a transaction. On a partitioned table, as PostgreSQL documents for partitioned indexes:
+    the parent's index created ``ON ONLY`` the parent (invalid until complete), then each
+    partition's built ``CONCURRENTLY`` and attached to it. A valid index of that name is kept;
+    what an interrupted build left is dropped first, so a build that stopped is run again."""
+    name = name or index.name
+    partitions = _partitions(table)
+    existing = _fetch("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
+    if existing and existing[0][0]:
+        return
+    if existing:
+        chunk_index_drop(name=name)
+    if partitions is None:
+        _execute(f"CREATE INDEX CONCURRENTLY {name} ON {table} {index.definition}")
+        return
+    # Creating and attaching take short locks on the live table: under the lock timeout, retried.
+    _with_lock_retries(functools.partial(_execute_briefly, f"CREATE INDEX {name} ON ONLY {table} {index.definition}"))
+    for partition in partitions:
+        child = _partition_index(partition, index.name)
+        _execute(f"DROP INDEX CONCURRENTLY IF EXISTS {child}")  # an interrupted build's, never attached
+        _execute(f"CREATE INDEX CONCURRENTLY {child} ON {partition} {index.definition}")
+        _with_lock_retries(functools.partial(_execute_briefly, f"ALTER INDEX {name} ATTACH PARTITION {child}"))
+
+
+def chunk_index_drop(*, name: str) -> None:
+    """Drop an index of the table, if there. A partitioned index cannot be dropped ``CONCURRENTLY``:
+    it goes in one short transaction holding the table's ACCESS EXCLUSIVE lock, under the lock
+    timeout, retried until searches and writes let it through."""
+    kind = _fetch("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [name])
+    if not kind:
+        return
+    if kind[0][0] == "I":  # partitioned
+        _with_lock_retries(functools.partial(_execute_briefly, f"DROP INDEX IF EXISTS {name}"))
+    else:
+        _execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
 
 
 def chunk_layout_version() -> str:
@@ -308,15 +349,7 @@ def _build_indexes(layout: ChunkLayout) -> None:
     """Each index built CONCURRENTLY (writes keep being mirrored), on each partition then attached."""
     for index in layout.indexes:
         started = time.monotonic()
-        if layout.partitions is None:
-            _execute(f"CREATE INDEX CONCURRENTLY {_temporary(index.name)} ON {NEXT} {index.definition}")
-        else:
-            _execute(f"CREATE INDEX {_temporary(index.name)} ON ONLY {NEXT} {index.definition}")
-            for remainder in range(layout.partitions):
-                partition = _next_partition(remainder)
-                name = _partition_index(partition, index.name)
-                _execute(f"CREATE INDEX CONCURRENTLY {name} ON {partition} {index.definition}")
-                _execute(f"ALTER INDEX {_temporary(index.name)} ATTACH PARTITION {name}")
+        chunk_index_build(index=index, table=NEXT, name=_temporary(index.name))
         logger.info("%s built in %.1f s", index.name, time.monotonic() - started)
 
 
@@ -388,6 +421,21 @@ def _with_lock_retries(step: Callable[[], None]) -> int:
                 raise
             time.sleep(_RETRY_PAUSE_SECONDS)
     raise AssertionError("unreachable")
+
+
+def _execute_briefly(sql: str) -> None:
+    """``sql`` in a transaction of its own that gives up a lock wait after LOCK_TIMEOUT."""
+    with transaction.atomic():
+        _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        _execute(sql)
+
+
+def _partitions(table: str) -> list[str] | None:
+    """A partitioned table's partitions, by name; None for a plain table."""
+    if not _fetch("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [table]):
+        return None
+    rows = _fetch("SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = %s::regclass ORDER BY 1", [table])
+    return [row[0] for row in rows]
 
 
 def _is_lock_conflict(error: OperationalError) -> bool:

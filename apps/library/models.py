@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from apps.core.models import TimestampedModel
+from apps.library import vector_index
 from apps.library.exclusions import DEFAULT_EXCLUDE_PATTERNS, exclude_patterns_validator
 
 
@@ -141,7 +142,7 @@ class Chunk(models.Model):
     folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="+", db_index=False)
     chunk_index = models.PositiveIntegerField()
     text = models.TextField()
-    embedding = VectorField(dimensions=384, null=True)
+    embedding = VectorField(dimensions=vector_index.DIMENSIONS, null=True)
     search_vector = SearchVectorField(null=True, editable=False)
     location = models.JSONField(default=dict, blank=True)
     token_count = models.PositiveIntegerField(default=0)

@@ -37,8 +37,10 @@ from apps.search.statements import KeywordMethod, VectorMethod
 # Up to this many rows an exact scan of the folder is fast enough and always complete
 # (bench/search/search_speed.py, 1M chunks: hybrid p95 34 ms for a folder of 10k chunks).
 EXACT_MAX_ROWS = 10_000
-# HNSW's own recall@10 (m 16, ef_construction 64) levels off at about 0.95 from here.
-EF_SEARCH_MIN = 300
+# HNSW's own recall@10 (m 16, ef_construction 64) falls as its graph grows: at 300 it was 0.958-1.0
+# at 1M chunks, but 0.930-0.932 (vector and halfvec graphs) for the largest folder at 2M, 200k rows
+# in a partition of 460k; 500 gave 0.964 there for 1 ms more (bench/search/search_speed.py).
+EF_SEARCH_MIN = 500
 EF_SEARCH_MAX = 1000  # pgvector's ceiling
 # Candidates the folder should receive per wanted row: the folder's top k sit around rank
 # k / share of the graph, and HNSW misses some of those it should return.

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from apps.library.vector_index import HALFVEC
 from apps.search.types import SearchFilters
 
 
@@ -242,15 +243,18 @@ keyword_ranked AS (
 
 # The HNSW leg orders and limits in its own subquery, which is what lets the index serve it. The
 # folder condition prunes the scan to the folder's partition, whose own HNSW graph it reads
-# (apps/library/vector_index.py).
-_VECTOR_INDEXED = """
+# (apps/library/vector_index.py). That graph is over the embedding as halfvec, so the leg orders by
+# the index's own expression; it returns the exact vector distance, which vector_ranked ranks by
+# (one more distance for each of the few rows found): the distances reported, and their order, are
+# those an exact scan gives, not halfvec's (about 3 significant digits a component).
+_VECTOR_INDEXED = f"""
 vector_indexed AS MATERIALIZED (
     SELECT c.id, c.file_id, c.embedding <=> %(embedding)s::vector AS distance
     FROM library_chunk c
-    WHERE c.folder_id = %(folder_id)s{file_filter}
-    ORDER BY c.embedding <=> %(embedding)s::vector
+    WHERE c.folder_id = %(folder_id)s{{file_filter}}
+    ORDER BY c.embedding::{HALFVEC} <=> %(embedding)s::{HALFVEC}
     LIMIT %(vector_depth)s
-),"""
+),"""  # noqa: S608 - the cast's type is a constant
 
 # Exact distances over the folder's rows. Materialising them first keeps the planner from
 # answering ORDER BY .. LIMIT with the (post-filtering) HNSW index. {only_if} makes it the

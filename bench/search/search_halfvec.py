@@ -1,17 +1,19 @@
-"""The vector leg alone on each HNSW layout, with pgvector 0.8's iterative scans, same questions.
+"""The vector leg alone over each kind of HNSW index, with pgvector 0.8's iterative scans, same questions.
 
-On search_speed.py's loaded rows: the HNSW index of the folder's partition (as migrated, over
-``embedding``, vector_cosine_ops), and one over ``embedding::halfvec(384)`` (halfvec_cosine_ops,
-half the bytes per dimension), also one per partition. Every query is
-vector top-10 of one folder with ``hnsw.iterative_scan = relaxed_order`` and ``ef_search`` 300
+On search_speed.py's loaded rows, both on the partitioned table (one graph per partition):
+"halfvec", the product's index, over ``embedding::halfvec(384)`` (halfvec_cosine_ops, two bytes a
+dimension; library/0017), and "partition", one over ``embedding`` (vector_cosine_ops), the
+product's index until library/0017. Whichever the database lacks is built here (timed) and
+dropped after, so the bench runs on rows loaded before library/0017 too. Every query is
+vector top-10 of one folder with ``hnsw.iterative_scan = relaxed_order`` and ``ef_search`` at planning.EF_SEARCH_MIN
 (the planner's ``iterative`` plan), and the index is made the only way in (sorting and bitmap
 scans off): the planner would otherwise answer mid-sized folders from the folder btree with an
 exact sort. For every measured folder size, exact
 ones included (their share of the table is what a larger folder has at 1M): p50/p95 and
 recall@10 against exact search (numpy), the index actually used, plus build time and size.
 The table keeps ``vector`` storage (a halfvec column would halve it too). Needs the rows and
-indexes of search_speed.py (same ``--chunks``); the halfvec index is dropped after. (Before the
-partitions this bench compared 16 partial indexes by ``folder_id % 16`` with table-wide ones.)
+indexes of search_speed.py (same ``--chunks``). (Before the partitions this bench compared 16
+partial indexes by ``folder_id % 16`` with table-wide ones.)
 
     .venv/bin/python bench/search/search_halfvec.py --chunks 200000
 """
@@ -27,22 +29,33 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
+from apps.library.vector_index import DEFINITION, HALFVEC
 from bench.search.common import percentile, use_scratch_services
 from bench.search.search_speed import TARGET_SIZES, exact_top, execute, folder_vectors, loaded_meta
 from bench.search.search_speed_data import Corpus, folder_sizes
 
+# kind: its operator class, the index the bench builds when the database has none of that class,
+# and the distance a search orders by to use it.
 KINDS = {
-    "partition": (
-        "",
-        "embedding <=> %s::vector",
-    ),
-    "halfvec": (
-        "CREATE INDEX bench_hnsw_halfvec ON library_chunk USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops)",
-        "embedding::halfvec(384) <=> %s::halfvec(384)",
-    ),
+    "partition": ("vector_cosine_ops", "USING hnsw (embedding vector_cosine_ops)", "embedding <=> %s::vector"),
+    "halfvec": ("halfvec_cosine_ops", DEFINITION, f"embedding::{HALFVEC} <=> %s::{HALFVEC}"),
 }
+# The table's HNSW index of an operator class (the parent's, on the partitioned table).
+_INDEX_OF_CLASS = """
+SELECT c.relname::text FROM pg_index i
+JOIN pg_class c ON c.oid = i.indexrelid
+JOIN pg_opclass o ON o.oid = i.indclass[0]
+WHERE i.indrelid = 'library_chunk'::regclass AND o.opcname = %s AND i.indpred IS NULL"""
 FOLDERS = 100
 SMALLEST = 100
+
+
+def index_mib(name: str) -> float:
+    """A partitioned index's size: its partitions' indexes together."""
+    (size,) = execute("SELECT coalesce(sum(pg_relation_size(relid)), 0) FROM pg_partition_tree(%s::regclass)", [name])[
+        0
+    ]
+    return size / 2**20
 
 
 def statement(kind: str, distance: str) -> str:
@@ -78,22 +91,20 @@ def main() -> None:
     folders = {int(f.name.split("-")[2]): (f.pk, int(f.name.split("-")[1])) for f in Folder.objects.all()}
     chosen = sorted({min(folders, key=lambda size: abs(size - t)) for t in TARGET_SIZES if t <= largest})
     execute("SET maintenance_work_mem = '6GB'")
-    for kind, (ddl, _) in KINDS.items():
-        if not ddl:
-            (size,) = execute(
-                "SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index i"
-                " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam"
-                " WHERE i.indrelid = 'library_chunk'::regclass AND a.amname = 'hnsw' AND i.indpred IS NOT NULL"
-            )[0]
-            print(f"{kind:>8}: 16 partial HNSW indexes, {size / 2**20:.0f} MiB together", flush=True)
+    built_here = []
+    for kind, (opclass, definition, _) in KINDS.items():
+        execute(f"DROP INDEX IF EXISTS bench_hnsw_{kind}")  # left by a run that stopped
+        existing = execute(_INDEX_OF_CLASS, [opclass])
+        if existing:
+            name = existing[0][0]
+            print(f"{kind:>8}: {name}, in place, {index_mib(name):.0f} MiB over the partitions", flush=True)
             continue
-        name = ddl.split()[2]
-        execute(f"DROP INDEX IF EXISTS {name}")
+        name = f"bench_hnsw_{kind}"
         started = time.perf_counter()
-        execute(ddl)
+        execute(f"CREATE INDEX {name} ON library_chunk {definition}")
         built = time.perf_counter() - started
-        (size,) = execute("SELECT pg_relation_size(%s::regclass)", [name])[0]
-        print(f"{kind:>8}: table-wide HNSW built in {built:.1f} s, {size / 2**20:.0f} MiB", flush=True)
+        built_here.append(name)
+        print(f"{kind:>8}: built in {built:.1f} s, {index_mib(name):.0f} MiB over the partitions", flush=True)
     execute("ANALYZE library_chunk")
     execute("SET hnsw.iterative_scan = relaxed_order")
     execute("SET hnsw.ef_search = %s", [EF_SEARCH_MIN])
@@ -107,7 +118,7 @@ def main() -> None:
             vectors_by_folder = {folder_id: folder_vectors(folder_id)}
             questions = corpus.questions(rng, position, args.queries)
             truths = [set(exact_top(folder_id, vectors_by_folder, vector, 10)) for _, vector in questions]
-            for kind, (_, distance) in KINDS.items():
+            for kind, (_, _, distance) in KINDS.items():
                 plan = execute("EXPLAIN " + statement(kind, distance), params(kind, folder_id, questions[0][1]))
                 used = next((row[0].split(" using ")[1].split()[0] for row in plan if " using " in row[0]), "none")
                 for _, vector in questions[:10]:
@@ -124,9 +135,8 @@ def main() -> None:
                     flush=True,
                 )
     finally:
-        for ddl, _ in KINDS.values():
-            if ddl:
-                execute(f"DROP INDEX IF EXISTS {ddl.split()[2]}")
+        for name in built_here:
+            execute(f"DROP INDEX IF EXISTS {name}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ let the planner pick a partial index), and issue 40 asks for the figures beside 
 built from the product's statement with the three differences the partitions brought undone, so
 both designs share every other change to the ranking: the vector leg names the folder's bucket,
 the keyword leg reads the whole table's GIN index (not the folder's partition), and the final join
-finds chunks by id alone. Planning as of d2470bb too: the graph a folder's HNSW search reads is its
-bucket (counted through the folder btree), the GIN index holds the whole table. When written, the
+finds chunks by id alone; and the vector leg orders by the ``vector`` distance again, which the
+bucket indexes are over (the product's index is over ``halfvec`` since library/0017). Planning as
+of d2470bb too: the graph a folder's HNSW search reads is its bucket (counted through the folder
+btree), the GIN index holds the whole table. When written, the
 statement built here was the text of d2470bb's ``chunk_statement`` (library_chunk renamed) for all
 27 shapes without filters; ``_undone`` and ``bucket_statement`` stop the bench if the product's
 statement no longer has what they undo.
@@ -28,6 +30,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from apps.library.vector_index import HALFVEC
 from bench.search.search_speed_load import execute
 
 if TYPE_CHECKING:
@@ -139,6 +142,11 @@ def table_rows() -> int:
 
 _VECTOR_INDEXED = re.compile(r"(vector_indexed AS MATERIALIZED \(.*?WHERE c\.folder_id = %\(folder_id\)s)", re.S)
 _BUCKET = " AND (c.folder_id %% %(vector_buckets)s) = %(vector_bucket)s"
+# The product's HNSW leg orders by its index's halfvec expression (apps/search/statements.py).
+_HALFVEC_ORDER = (
+    f"ORDER BY c.embedding::{HALFVEC} <=> %(embedding)s::{HALFVEC}",
+    "ORDER BY c.embedding <=> %(embedding)s::vector",
+)
 _FINAL_JOIN = (
     "JOIN library_chunk c ON c.folder_id = %(folder_id)s AND c.id = fu.chunk_id",
     "JOIN library_chunk c ON c.id = fu.chunk_id",
@@ -154,6 +162,7 @@ def bucket_statement(shape: StatementShape) -> str:
         sql, found = _VECTOR_INDEXED.subn(lambda match: match[1] + _BUCKET, sql)
         if found != 1:
             raise SystemExit("the product's HNSW leg changed: rewrite bench/search/search_speed_buckets.py")
+        sql = _undone(sql, *_HALFVEC_ORDER)
     # With no partition in the shape, the keyword leg reads "library_chunk", quoted as a partition is.
     return re.sub(r'"?\blibrary_chunk\b"?', TABLE, sql)
 

@@ -2,6 +2,7 @@ import datetime as dt
 import random
 
 import pytest
+from django.db import connection
 
 from apps.core.api import ApplicationError
 from apps.embeddings.providers import get_embedder
@@ -239,6 +240,37 @@ def test_hnsw_plan_gives_the_exact_answer_on_a_small_folder(corpus, force_hnsw):
     hnsw = chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=10, mode=SearchMode.VECTOR)
     assert hnsw[0].chunk_id == corpus.chunks["near"].pk
     assert len(hnsw) == 10
+
+
+def test_hnsw_leg_reads_the_halfvec_index_and_ranks_by_exact_distance(corpus, force_hnsw):
+    vector = get_embedder("hash").embed_query(QUESTION)
+    literal = "[" + ",".join(repr(float(x)) for x in vector) + "]"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, embedding <=> %s::vector FROM library_chunk WHERE folder_id = %s ORDER BY 2, id LIMIT 10",
+            [literal, corpus.folder.pk],
+        )
+        exact = cursor.fetchall()
+        cursor.execute(
+            "SELECT DISTINCT tableoid::regclass::text FROM library_chunk WHERE folder_id = %s", [corpus.folder.pk]
+        )
+        (partition,) = cursor.fetchone()
+        # The folder is tiny: without sorts or other scans (undone with the test's transaction) the
+        # planner can only read it through its partition's HNSW index.
+        for setting in ("enable_sort", "enable_seqscan", "enable_bitmapscan"):
+            cursor.execute(f"SET LOCAL {setting} = off")
+        scans = "SELECT pg_stat_get_xact_numscans(%s::regclass)"
+        cursor.execute(scans, [f"{partition}_embedding_halfvec_hnsw"])
+        (before,) = cursor.fetchone()
+        hits = chunk_search(
+            folder_id=corpus.folder.pk, query=QUESTION, k=10, mode=SearchMode.VECTOR, query_vector=vector
+        )
+        cursor.execute(scans, [f"{partition}_embedding_halfvec_hnsw"])
+        (after,) = cursor.fetchone()
+    assert after > before
+    # The exact top 10 in the exact order, with the vector (not halfvec) distances.
+    assert _ids(hits) == [row[0] for row in exact]
+    assert [hit.distance for hit in hits] == pytest.approx([row[1] for row in exact], abs=1e-9)
 
 
 def test_hnsw_plan_falls_back_to_exact_when_filters_starve_it(corpus, other_corpus, force_hnsw):

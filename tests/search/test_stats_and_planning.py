@@ -65,14 +65,20 @@ def test_statistics_go_with_their_folder(corpus):
 @pytest.mark.parametrize(
     ("folder_rows", "graph_rows", "k", "iterative", "expected"),
     [
-        (500, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
-        (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),
-        (200_000, 1_000_000, 10, False, (VectorMethod.HNSW, 300)),  # floor: HNSW's own recall
-        (50_000, 1_000_000, 10, False, (VectorMethod.HNSW, 500)),  # 2.5 x 10 / 5%
-        (200_000, 200_000, 100, False, (VectorMethod.HNSW, 300)),
-        (20_000, 1_000_000, 10, False, (VectorMethod.EXACT, 300)),  # HNSW would need ef_search > 1000
-        (30_000, 1_000_000, 100, False, (VectorMethod.EXACT, 300)),
-        (20_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, 300)),
+        (500, 1_000_000, 10, False, (VectorMethod.EXACT, planning.EF_SEARCH_MIN)),
+        (planning.EXACT_MAX_ROWS, 1_000_000, 10, False, (VectorMethod.EXACT, planning.EF_SEARCH_MIN)),
+        (200_000, 1_000_000, 10, False, (VectorMethod.HNSW, planning.EF_SEARCH_MIN)),  # floor: HNSW's own recall
+        (40_000, 1_000_000, 10, False, (VectorMethod.HNSW, 625)),  # 2.5 x 10 / 4%
+        (200_000, 200_000, 100, False, (VectorMethod.HNSW, planning.EF_SEARCH_MIN)),
+        (
+            20_000,
+            1_000_000,
+            10,
+            False,
+            (VectorMethod.EXACT, planning.EF_SEARCH_MIN),
+        ),  # HNSW would need ef_search > 1000
+        (30_000, 1_000_000, 100, False, (VectorMethod.EXACT, planning.EF_SEARCH_MIN)),
+        (20_000, 1_000_000, 10, True, (VectorMethod.ITERATIVE, planning.EF_SEARCH_MIN)),
     ],
 )
 def test_vector_plan(folder_rows, graph_rows, k, iterative, expected):
@@ -148,7 +154,7 @@ def test_a_folder_small_enough_to_be_read_whole_never_reads_its_partition(monkey
     assert (small.vector.method, small.keyword.method, reads) == (VectorMethod.EXACT, KeywordMethod.SCAN, [])
     # Larger: both sides need the partition's size (and the keyword side its name), read once.
     plan = planning.search_plan(folder_id=1, folder_rows=50_000, k=10, depth=50)
-    assert (plan.vector.method, plan.vector.ef_search, reads) == (VectorMethod.HNSW, 300, [1])
+    assert (plan.vector.method, plan.vector.ef_search, reads) == (VectorMethod.HNSW, planning.EF_SEARCH_MIN, [1])
     assert (plan.keyword.method, plan.keyword_partition) == (KeywordMethod.INDEX_FILTER, "library_chunk_p03")
     # A twentieth of its partition: GIN with the folder btree, which needs no partition name.
     plan = planning.search_plan(folder_id=2, folder_rows=10_000, k=10, depth=50)

@@ -1,5 +1,5 @@
 """A folder's search reads its own partition (apps/library/chunk_partitions.py), and its HNSW leg
-that partition's graph (apps/library/vector_index.py), never another's."""
+that partition's graph (apps/library/vector_index.py, over halfvec), never another's."""
 
 import re
 
@@ -42,21 +42,24 @@ def test_every_partition_has_its_hnsw_index():
             ["%USING hnsw%"],
         )
         rows = cursor.fetchall()
+    # One HNSW index a partition, over the embedding as halfvec: the vector one is gone (library/0017).
     assert sorted(row[0] for row in rows) == [partition_name(r) for r in range(PARTITIONS)]
     for partition, index, definition in rows:
-        assert index == f"{partition}_embedding_hnsw"
-        assert "USING hnsw (embedding vector_cosine_ops)" in definition and "WHERE" not in definition
-    assert vector_index.INDEX == "library_chunk_embedding_hnsw"
+        assert index == f"{partition}_embedding_halfvec_hnsw"
+        assert "USING hnsw (((embedding)::halfvec(384)) halfvec_cosine_ops)" in definition, definition
+        assert "WHERE" not in definition
+    assert vector_index.INDEX == "library_chunk_embedding_halfvec_hnsw"
 
 
 def _plan_of_search(folder_id: int, mode: SearchMode, *, hnsw_only: bool = False) -> str:
     recorder = Recorder()
     with connection.execute_wrapper(recorder):
         chunk_search(folder_id=folder_id, query=QUESTION, k=10, mode=mode)
-    settings_sql, settings_params = next(call for call in recorder.calls if "set_config" in call[0])
+    settings = [call for call in recorder.calls if "set_config" in call[0]]  # ef_search, iterative scans
     search_sql, search_params = next(call for call in recorder.calls if "fused AS" in call[0])
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(settings_sql, settings_params)
+        for settings_sql, settings_params in settings:
+            cursor.execute(settings_sql, settings_params)
         if hnsw_only:
             # A test table is tiny: the planner rightly prefers reading it whole or through a folder
             # btree. Without those paths (undone with the test's transaction) an ordered index scan
@@ -79,13 +82,23 @@ def test_a_folders_search_reads_only_its_partition(corpus, other_corpus):
             assert set(re.findall(r"library_chunk_p\d\d", plan)) == {_partition_of(folder.pk)}, plan
 
 
-def test_the_hnsw_leg_reads_the_index_of_its_folders_partition(corpus, other_corpus, monkeypatch):
+def test_the_hnsw_leg_reads_the_halfvec_index_of_its_folders_partition(corpus, other_corpus, monkeypatch):
     monkeypatch.setattr(planning, "EXACT_MAX_ROWS", 0)
+    assert planning.pgvector_has_iterative_scans()  # the plan below is the iterative one's
     for folder in (corpus.folder, other_corpus.folder):
         plan = _plan_of_search(folder.pk, SearchMode.VECTOR, hnsw_only=True)
         own = _partition_of(folder.pk)
-        assert f"Index Scan using {own}_embedding_hnsw on {own} " in plan, plan
+        assert f"Index Scan using {own}_embedding_halfvec_hnsw on {own} " in plan, plan
+        assert "Order By: ((embedding)::halfvec(384) <=> " in plan, plan
         assert set(re.findall(r"library_chunk_p\d\d", plan)) == {own}
+
+
+def test_the_iterative_plan_sets_iterative_scans(corpus, monkeypatch):
+    monkeypatch.setattr(planning, "EXACT_MAX_ROWS", 0)
+    recorder = Recorder()
+    with connection.execute_wrapper(recorder):
+        chunk_search(folder_id=corpus.folder.pk, query=QUESTION, k=10, mode=SearchMode.VECTOR)
+    assert any("'hnsw.iterative_scan', 'relaxed_order'" in sql for sql, _ in recorder.calls)
 
 
 def test_partition_count_is_the_rows_of_the_folders_sharing_the_partition(corpus, other_corpus):
