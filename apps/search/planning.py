@@ -34,9 +34,11 @@ from django.db import connection
 from apps.library.chunk_partitions import chunk_layout_version
 from apps.search.statements import KeywordMethod, VectorMethod
 
-# Up to this many rows an exact scan of the folder is fast enough and always complete
-# (bench/search/search_speed.py, 1M chunks: hybrid p95 34 ms for a folder of 10k chunks).
-EXACT_MAX_ROWS = 10_000
+# Up to this many rows the vector side reads the whole folder (exact, always complete), as the
+# keyword side does up to KEYWORD_SCAN_MAX_ROWS. At 10k rows the exact scan took 8.5 ms of a 19-22 ms
+# search, and 8 clients' p95 reached 202 ms at 1M chunks; HNSW (iterative, EF_SEARCH_MIN) answered a
+# folder of 10k at 2M in 9.8 ms p50, recall@10 0.982 (bench/search/search_speed.py).
+EXACT_MAX_ROWS = 5_000
 # HNSW's own recall@10 (m 16, ef_construction 64) falls as its graph grows: at 300 it was 0.958-1.0
 # at 1M chunks, but 0.930-0.932 (vector and halfvec graphs) for the largest folder at 2M, 200k rows
 # in a partition of 460k; 500 gave 0.964 there for 1 ms more (bench/search/search_speed.py).

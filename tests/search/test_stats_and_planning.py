@@ -159,7 +159,7 @@ def test_a_folder_small_enough_to_be_read_whole_never_reads_its_partition(monkey
     # A twentieth of its partition: GIN with the folder btree, which needs no partition name.
     plan = planning.search_plan(folder_id=2, folder_rows=10_000, k=10, depth=50)
     assert (plan.vector.method, plan.keyword.method, plan.keyword_partition) == (
-        VectorMethod.EXACT,
+        VectorMethod.HNSW,
         KeywordMethod.INDEX,
         None,
     )
