@@ -32,6 +32,9 @@ MEMBERS_EVENT = "members"
 logger = logging.getLogger(__name__)
 
 _LOCK_FOLDER = "SELECT id FROM library_folder WHERE id = %s FOR UPDATE"
+# A file still to index: the recount's "open" and the check after each file read the same list,
+# which is what makes the last file's worker always see none left and recount.
+_OPEN: list[str] = [FileStatus.PENDING, FileStatus.INDEXING]
 # The lock above comes first: this statement's snapshot then includes every commit that
 # happened before it, so the last refresh always writes the true counts.
 _RECOUNT = """
@@ -42,7 +45,7 @@ SET files_total = counts.total,
 FROM (
     SELECT count(*) AS total,
            count(*) FILTER (WHERE status = %(indexed)s) AS indexed,
-           count(*) FILTER (WHERE status IN (%(pending)s, %(indexing)s)) AS open,
+           count(*) FILTER (WHERE status = ANY(%(open)s)) AS open,
            count(*) FILTER (WHERE status = %(skipped)s) AS skipped,
            count(*) FILTER (WHERE status = %(failed)s) AS failed
     FROM library_file WHERE folder_id = %(folder_id)s
@@ -60,7 +63,6 @@ RETURNING counts.total, counts.indexed, counts.skipped, counts.failed, counts.op
 # most whatever the folder's size; a Redis key holds it for every worker.
 RECOUNT_PAUSE_SECONDS = 1.0
 _RECOUNT_PAUSE_FACTOR = 20
-_OPEN = [FileStatus.PENDING, FileStatus.INDEXING]
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,10 @@ class FolderCounts:
 
 def folder_counters_refresh(*, folder_id: int) -> FolderCounts:
     """Recount files_total / files_indexed; a folder with nothing left to index becomes ready."""
-    params: dict[str, str | int] = {
+    params: dict[str, str | int | list[str]] = {
         "folder_id": folder_id,
         "indexed": FileStatus.INDEXED,
-        "pending": FileStatus.PENDING,
+        "open": _OPEN,
         "indexing": FileStatus.INDEXING,
         "skipped": FileStatus.SKIPPED,
         "failed": FileStatus.FAILED,
