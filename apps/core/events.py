@@ -57,12 +57,15 @@ def redis_client() -> redis.Redis:
     The pool replaces a connection the server closed (a restart) when it next hands it out, and
     starts afresh in a forked worker.
     """
-    return redis.Redis(connection_pool=_pool(settings.REDIS_URL))
+    return _client(settings.REDIS_URL)
 
 
 @functools.cache
-def _pool(url: str) -> redis.ConnectionPool:
-    return redis.ConnectionPool.from_url(url, decode_responses=True, socket_timeout=10)
+def _client(url: str) -> redis.Redis:
+    # One client per URL: building one sets up its ~250 response callbacks, which cost more than
+    # the command when indexing publishes a few events per file. Clients are thread-safe.
+    pool = redis.ConnectionPool.from_url(url, decode_responses=True, socket_timeout=10)
+    return redis.Redis(connection_pool=pool)
 
 
 def run_channel(run_id: object) -> str:

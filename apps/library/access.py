@@ -12,6 +12,7 @@ import enum
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import Case, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.http import Http404
 from django.utils.translation import gettext, gettext_lazy
@@ -94,13 +95,13 @@ def folder_ids_allowed(*, user: AnyUser, action: FolderAction) -> QuerySet[Folde
 
 def folder_user_ids_allowed(*, folder_id: int, action: FolderAction) -> list[int]:
     """Who may do `action` to the folder: its owner first, then members whose role allows it."""
-    owner_id = Folder.objects.filter(pk=folder_id).values_list("owner_id", flat=True).first()
-    if owner_id is None:
+    # One statement: indexing publishes an event per file, each copied to these people.
+    members = _memberships().filter(folder_id=folder_id, role__in=_member_roles(action)).values("user_id")
+    row = Folder.objects.filter(pk=folder_id).values_list("owner_id", ArraySubquery(members)).first()
+    if row is None:
         return []
-    members = (
-        _memberships().filter(folder_id=folder_id, role__in=_member_roles(action)).values_list("user_id", flat=True)
-    )
-    return [owner_id, *(user_id for user_id in members if user_id != owner_id)]
+    owner_id, member_ids = row
+    return [owner_id, *(user_id for user_id in member_ids if user_id != owner_id)]
 
 
 def folder_role(*, user: AnyUser, folder: Folder) -> FolderRole | None:

@@ -1,9 +1,9 @@
 """Indexing: list a folder, reconcile its File rows (reconcile.py), and index each file.
 
-Per file: claim it (conditional UPDATE), read it from its source, parse, chunk, embed in batches,
-then in one transaction replace its chunks (DELETE + binary COPY) and mark it indexed. Readers
-see the old chunks or the new ones, never none or both. A file that cannot be indexed records
-why and the folder goes on.
+A task's group of files is claimed together (conditional UPDATE); per file: read it from its
+source, parse, chunk, embed in batches, then in one transaction replace its chunks (DELETE +
+binary COPY) and mark it indexed (file_steps.py). Readers see the old chunks or the new ones,
+never none or both. A file that cannot be indexed records why and the folder goes on.
 """
 
 from __future__ import annotations
@@ -11,35 +11,39 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from apps.core import queues, task_limits
-from apps.core.metrics import file_outcome_observe, indexing_stage_timed
+from apps.core.metrics import indexing_stage_timed
 from apps.core.queues import QueueName
 from apps.core.stored_messages import StoredMessage, stored_message_fields
 from apps.library import enqueue
 from apps.library.backfill import search_vectors_backfill
 from apps.library.budget import FileBudgetExceeded
-from apps.library.chunk_store import chunks_replace
-from apps.library.file_prepare import Claimed, FileOutcome, claimed_lost, claimed_settle, file_prepare
-from apps.library.file_rows import SETTLED
+from apps.library.file_prepare import Claimed, FileOutcome, claimed_settle, file_prepare
+from apps.library.file_steps import file_done, file_failed, file_write, files_claim
 from apps.library.isolation import files_overtime
-from apps.library.jobs import SOURCE_RETRYING, TASK_LOST, indexing_job_finish, indexing_job_skip, indexing_job_start
+from apps.library.jobs import (
+    SOURCE_RETRYING,
+    TASK_LOST,
+    IndexingJobFinishes,
+    indexing_job_finish,
+    indexing_job_start,
+)
 from apps.library.models import File, FileStatus, Folder, FolderStatus, IndexingJob, JobKind, JobStatus
-from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.pipeline import EmbeddingPipeline
-from apps.library.progress import FolderProgress, folder_counters_refresh, folder_counters_refresh_after_file
+from apps.library.progress import FolderProgress, folder_counters_refresh
 from apps.library.quotas import QuotaInFlight
 from apps.library.reconcile import ReconcileResult, folder_reconcile
-from apps.library.signals import file_indexed, folder_chunks_changed
+from apps.library.signals import folder_chunks_changed
 from apps.library.sources import SourceAuthError, SourceError, SourceTransientError, source_for
 from apps.llm.usage_context import UsageContext
 
@@ -204,20 +208,25 @@ def files_index(
 ) -> list[FileOutcome]:
     """Index each file exactly once; a no-op for files whose current content is indexed.
 
-    Every file is claimed with a conditional UPDATE; ``task_id`` is the claim token, so a
-    redelivered task takes its files back at once while any other claimant waits for the lease
-    to go stale. The files' chunks are embedded in groups of full batches while the next files
-    are prepared, and each file whose vectors are ready gets its own short transaction that swaps
-    its chunks. A file that fails records why and the others go on; the first unexpected error
-    is raised at the end (Celery retries or reports it). A file over its time budget fails alone;
-    when the task itself runs out of time, the files it has not finished are queued again one per
+    The files are claimed together with a conditional UPDATE; ``task_id`` is the claim token, so
+    a redelivered task takes its files back at once while any other claimant waits for the lease
+    to go stale. (One by one made no difference to anyone watching: the loop below reads every
+    file of the group within moments, the embedder being the slow part.) The files' chunks are
+    embedded in groups of full batches while the next files are prepared, and each file whose
+    vectors are ready gets its own short transaction that swaps its chunks. A file that fails
+    records why and the others go on; the first unexpected error is raised at the end (Celery
+    retries or reports it). A file over its time budget fails alone; when the task itself runs
+    out of time, the files it has not finished are queued again one per
     task (``isolation.py``).
     """
     token = task_id or uuid.uuid4().hex
     outcomes: list[FileOutcome] = []
     jobs: dict[int, int] = {}
+    finishes = IndexingJobFinishes()
     try:
-        _files_index(file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, on_outcome=on_outcome)
+        _files_index(
+            file_ids=file_ids, token=token, outcomes=outcomes, jobs=jobs, finishes=finishes, on_outcome=on_outcome
+        )
     except SoftTimeLimitExceeded:
         _connection_reset_if_cut()
         finished = {outcome.file_id for outcome in outcomes}
@@ -226,6 +235,8 @@ def files_index(
             file_ids=unfinished, token=token, job_ids=jobs, alone=len(file_ids) == 1
         ).items():
             files_enqueue(folder_id=folder_id, file_ids=ids, alone=True)
+    finally:
+        finishes.flush()
     return outcomes
 
 
@@ -242,14 +253,22 @@ def _files_index(
     token: str,
     outcomes: list[FileOutcome],
     jobs: dict[int, int],
+    finishes: IndexingJobFinishes,
     on_outcome: ProgressCallback | None,
 ) -> None:
     errors: list[Exception] = []
     in_flight = QuotaInFlight()
+    group, skipped = files_claim(file_ids=file_ids, token=token)
+    outcomes.extend(skipped)
+    jobs.update((file_id, claimed.job_id) for file_id, claimed in group.items())
+    # This task's files not done yet, by folder: while any is left, the folder is surely not done.
+    unfinished = Counter(claimed.file.folder_id for claimed in group.values())
 
     def done(claimed: Claimed, outcome: FileOutcome) -> None:
         in_flight.discard(file_id=claimed.file.pk)
-        _file_done(claimed=claimed, outcome=outcome)
+        unfinished[claimed.file.folder_id] -= 1
+        more_in_task = unfinished[claimed.file.folder_id] > 0
+        file_done(claimed=claimed, outcome=outcome, finishes=finishes, more_in_task=more_in_task)
         _run_settled(folder_id=claimed.file.folder_id, outcome=outcome)
         outcomes.append(outcome)
         if on_outcome is not None:
@@ -257,7 +276,7 @@ def _files_index(
 
     def failed(claimed: Claimed, exc: Exception) -> None:
         errors.append(exc)
-        done(claimed, _file_failed(claimed=claimed, exc=exc))
+        done(claimed, file_failed(claimed=claimed, exc=exc))
 
     def write(claimed: Claimed, vectors: np.ndarray | Exception, embed_seconds: float) -> None:
         if isinstance(vectors, Exception):
@@ -268,7 +287,7 @@ def _files_index(
                 # The file's share of the embedding time it shared with its group.
                 claimed.budget.charge(embed_seconds)
                 claimed.budget.check(StoredMessage(gettext_noop("embedding")))
-            done(claimed, _file_write(claimed, vectors))
+            done(claimed, file_write(claimed, vectors))
         except FileBudgetExceeded as exc:
             done(claimed, claimed_settle(claimed, FileStatus.FAILED, exc.message))
         except SoftTimeLimitExceeded:
@@ -280,13 +299,11 @@ def _files_index(
     # Files are prepared and written on this thread while earlier ones embed (pipeline.py).
     with EmbeddingPipeline[Claimed](usage_of=_usage_of) as pipeline:
         for file_id in file_ids:
-            claimed, skipped = _file_claim(file_id=file_id, token=token)
-            if skipped is not None:
-                outcomes.append(skipped)
+            claimed = group.get(file_id)
             if claimed is None:
                 continue
-            jobs[file_id] = claimed.job_id
             claimed.in_flight = in_flight
+            FolderProgress(claimed.file.folder_id).file_started(file_id=file_id, path=claimed.file.path)
             try:
                 outcome = file_prepare(claimed)
             except FileBudgetExceeded as exc:
@@ -315,90 +332,6 @@ def _usage_of(claimed: Claimed) -> UsageContext:
     # A remote embedder's tokens go to the owner of the folder being indexed. A group's files share
     # a folder (files_enqueue), so its first file names it.
     return UsageContext(user_id=claimed.file.folder.owner_id, folder_id=claimed.file.folder_id)
-
-
-@indexing_stage_timed("claim")
-def _file_claim(*, file_id: int, token: str) -> tuple[Claimed | None, FileOutcome | None]:
-    row = File.objects.filter(pk=file_id).values("folder_id", "path").first()
-    if row is None:
-        return None, None
-    job_id = indexing_job_start(file_id=file_id, folder_id=row["folder_id"], token=token)
-    now = timezone.now()
-    stale = now - dt.timedelta(seconds=task_limits.INDEX_FILES.hard)
-    free = ~Q(status=FileStatus.INDEXING) | Q(index_claim=token) | Q(index_started_at__lt=stale)
-    claimed = (
-        File.objects.filter(free, pk=file_id)
-        .exclude(SETTLED)
-        .update(status=FileStatus.INDEXING, index_claim=token, index_started_at=now)
-    )
-    if not claimed:
-        status = File.objects.filter(pk=file_id).values_list("status", flat=True).first() or FileStatus.PENDING
-        indexing_job_skip(job_id=job_id, file_status=status)
-        return None, FileOutcome(file_id=file_id, path=row["path"], status=status, noop=True)
-    FolderProgress(row["folder_id"]).file_started(file_id=file_id, path=row["path"])
-    file = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").get(pk=file_id)
-    return Claimed(file=file, token=token, job_id=job_id), None
-
-
-@indexing_stage_timed("write")
-def _file_write(claimed: Claimed, vectors: np.ndarray) -> FileOutcome:
-    """One transaction: mark the file indexed (if still ours) and swap its chunks."""
-    file = claimed.file
-    file_vector = vectors.mean(axis=0)
-    file_vector /= np.linalg.norm(file_vector) or 1.0
-    try:
-        with transaction.atomic():
-            updated = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token).update(
-                status=FileStatus.INDEXED,
-                error="",
-                error_i18n=None,
-                mime_type=claimed.mime_type[:255],
-                preview=text_preview(text=claimed.text),
-                digest=text_digest(text=claimed.text),
-                embedding=file_vector,
-                indexed_checksum=file.checksum,
-                indexed_at=timezone.now(),
-                chunk_count=len(claimed.pieces),
-                token_count=sum(piece.token_count for piece in claimed.pieces),
-                index_claim="",
-            )
-            if not updated:
-                raise _ClaimLost
-            chunks_replace(file_id=file.pk, folder_id=file.folder_id, pieces=claimed.pieces, vectors=vectors)
-            file_indexed.send(sender=File, file_id=file.pk, folder_id=file.folder_id, path=file.path)
-    except _ClaimLost:
-        return claimed_lost(claimed)
-    return FileOutcome(file.pk, file.path, FileStatus.INDEXED, chunks=len(claimed.pieces))
-
-
-class _ClaimLost(Exception):
-    """Someone else took the file (stale lease, or the content changed under us)."""
-
-
-def _file_failed(*, claimed: Claimed, exc: Exception) -> FileOutcome:
-    # Transient or unforeseen (a download or the embedder failed): recorded where operators look
-    # before Celery retries or reports it. The last good chunks stay searchable until a retry
-    # replaces them; only content that is known bad (a corrupt pdf) drops them.
-    file = claimed.file
-    error = f"{type(exc).__name__}: {exc}"[:4000]
-    rows = File.objects.filter(pk=file.pk, status=FileStatus.INDEXING, index_claim=claimed.token)
-    if not rows.update(status=FileStatus.FAILED, error=error, error_i18n=None, index_claim=""):
-        return claimed_lost(claimed)
-    return FileOutcome(file.pk, file.path, FileStatus.FAILED, error)
-
-
-@indexing_stage_timed("progress")
-def _file_done(*, claimed: Claimed, outcome: FileOutcome) -> None:
-    status = JobStatus.FAILED if outcome.status == FileStatus.FAILED else JobStatus.SUCCEEDED
-    indexing_job_finish(job_id=claimed.job_id, status=status, error=outcome.error)
-    if outcome.noop:
-        return
-    file_outcome_observe(outcome=outcome.status)
-    file = claimed.file
-    outcome.counts = folder_counters_refresh_after_file(folder_id=file.folder_id)
-    FolderProgress(file.folder_id).file_finished(
-        file_id=outcome.file_id, path=outcome.path, status=outcome.status, error=outcome.error, counts=outcome.counts
-    )
 
 
 def _run_settled(*, folder_id: int, outcome: FileOutcome) -> None:

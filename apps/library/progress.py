@@ -107,11 +107,12 @@ def folder_counters_refresh(*, folder_id: int) -> FolderCounts:
     return FolderCounts(*row) if row else FolderCounts()
 
 
-def folder_counters_refresh_after_file(*, folder_id: int) -> FolderCounts | None:
+def folder_counters_refresh_after_file(*, folder_id: int, files_left: bool = False) -> FolderCounts | None:
     """The folder's counts after one of its files finished (its status committed), or None when
     files are left and a recount is not due. The file whose commit comes last always sees none
-    left open, whichever worker it is on, so the folder's final recount never goes missing."""
-    left = File.objects.filter(folder_id=folder_id, status__in=_OPEN).exists()
+    left open, whichever worker it is on, so the folder's final recount never goes missing.
+    ``files_left``: the caller knows some are (its task holds more of them), so none is looked for."""
+    left = files_left or File.objects.filter(folder_id=folder_id, status__in=_OPEN).exists()
     if left and not _recount_due(folder_id):
         return None
     started = time.monotonic()

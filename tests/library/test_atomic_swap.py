@@ -58,9 +58,9 @@ def test_uncommitted_swap_is_invisible_to_other_connections(root, folder, monkey
     folder_index(folder_id=folder.pk, inline=True)
     file = File.objects.get(folder=folder)
     before = file.chunk_count
-    from apps.library import indexing
+    from apps.library import file_steps
 
-    real = indexing.chunks_replace
+    real = file_steps.chunks_replace
     during = []
 
     def replace_then_look(**kwargs):
@@ -69,7 +69,7 @@ def test_uncommitted_swap_is_invisible_to_other_connections(root, folder, monkey
         with psycopg.connect(database_url_of_current_connection(), autocommit=True) as db:
             during.append(db.execute("SELECT count(*) FROM library_chunk WHERE file_id = %s", [file.pk]).fetchone()[0])
 
-    monkeypatch.setattr(indexing, "chunks_replace", replace_then_look)
+    monkeypatch.setattr(file_steps, "chunks_replace", replace_then_look)
     path.write_text("Short version.")
     folder_index(folder_id=folder.pk, inline=True)
     assert during == [before] and File.objects.get(pk=file.pk).chunk_count == 1
