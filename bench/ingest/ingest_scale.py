@@ -72,11 +72,11 @@ STAGES = [
     ("list", "list: walk + sha256 of every file"),
     ("reconcile", "reconcile: file rows planned, written"),
     ("dispatch", "dispatch: job rows, groups, sends"),
-    ("claim", "claim: job row, conditional UPDATE, event"),
+    ("claim", "claim: a group's job rows, conditional UPDATE"),
     ("prepare", "prepare: read, parse, chunk, language"),
     ("embed", "embed (embedding thread, overlaps)"),
     ("write", "write: file row + chunk COPY, trigger, indexes"),
-    ("progress", "progress: job, folder counters, event"),
+    ("progress", "progress: folder counters, events"),
     ("statistics", "statistics: keyword statistics"),
     ("backfill", "backfill: deferred search vectors"),
 ]
