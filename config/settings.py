@@ -314,7 +314,6 @@ INDEX_TEXT_CHARS_PER_SECOND = env_int("INDEX_TEXT_CHARS_PER_SECOND", 20_000)
 CHUNK_TOKENS = env_int("CHUNK_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 EMBEDDING_PROVIDER = env_str("EMBEDDING_PROVIDER", "local")  # local | local_torch | openai | hash
-EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
 # The local model's ONNX graph ("" = beside the venv, exported by `make install` or on first use),
 # its padded tokens per batch (rows x longest row), and its threads per process: worker

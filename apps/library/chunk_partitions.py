@@ -15,12 +15,16 @@ table) without stopping writers or readers:
    deleted or updated meanwhile is either copied before the writer touches it or skipped and
    mirrored by the writer's trigger; ``ON CONFLICT DO NOTHING`` for rows the triggers brought);
 3. the new table's search indexes are built ``CONCURRENTLY`` partition by partition (the triggers
-   keep writing) and attached to the parent's indexes (``chunk_index_build``, which a migration
-   replacing one index of the table calls too);
+   keep writing) and attached to the parent's indexes (``chunk_index_build``,
+   apps/library/chunk_indexes.py, which a migration replacing one index of the table calls too);
 4. one short transaction locks the table (and the tables its foreign keys reference, whose
    triggers the drop removes), drops it, renames the new table and its partitions and indexes to
    the final names, gives ``id`` an identity sequence continuing the old one, and recreates the
    table's own triggers (the tsvector trigger).
+
+Steps 1, 2 and 4 and each index attach are short transactions that give up a lock wait quickly
+and are retried (``brief_transaction``, apps/library/chunk_indexes.py), so searches and writers
+never queue behind the move for long.
 
 A move that stopped half way is started again from scratch: step 1 drops what it left.
 An empty table (a new database) gets its indexes at step 1 and moves at once.
@@ -32,18 +36,26 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.cache import cache
-from django.db import connection, transaction
-from django.db.utils import OperationalError
+from django.db import connection
 
 from apps.library import vector_index
+from apps.library.chunk_indexes import (
+    TABLE,
+    ChunkIndex,
+    brief_transaction,
+    chunk_index_build,
+    execute_briefly,
+    partition_index_name,
+    sql_execute,
+    sql_fetch,
+    with_lock_retries,
+)
 
 PARTITIONS = 16
-TABLE = "library_chunk"
 # Searches cache which partition holds a folder (apps/search/planning.py) under this version; a
 # move renames the partitions, so it changes the version and every process looks again.
 LAYOUT_VERSION_KEY = "library:chunk-layout-version"
@@ -51,20 +63,9 @@ NEXT = "library_chunk_next"
 # Django's name for the index of the ``file`` foreign key (kept so its state still matches).
 FILE_INDEX = "library_chunk_file_id_6e0514c0"
 COPY_BATCH_ROWS = 2000
-# Lock waits of a copy batch or the swap stay below PostgreSQL's deadlock_timeout (1 s): when one
-# closes a cycle with a product transaction, the move gives up and retries, never the product.
-LOCK_TIMEOUT = "200ms"
-LOCK_ATTEMPTS = 100
-_RETRY_PAUSE_SECONDS = 0.05
 _MIRROR_FUNCTION = "library_chunk_next_mirror"
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ChunkIndex:
-    name: str  # on the table; a partition's copy is named after the partition
-    definition: str  # what follows ``ON <table>``: ``USING gin (search_vector)``, ``(id) WHERE ...``
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,9 @@ def chunk_table_move(*, layout: ChunkLayout, batch_rows: int = COPY_BATCH_ROWS) 
     report = MoveReport()
     started = time.monotonic()
     columns = _columns()
-    empty = not _fetch(f"SELECT EXISTS (SELECT 1 FROM {TABLE})")[0][0]  # noqa: S608 - names are constants
+    empty = not sql_fetch(f"SELECT EXISTS (SELECT 1 FROM {TABLE})")[0][0]  # noqa: S608 - names are constants
     _abandon_next()
-    report.retries += _with_lock_retries(lambda: _create_next(layout, columns=columns, with_indexes=empty))
+    report.retries += with_lock_retries(lambda: _create_next(layout, columns=columns, with_indexes=empty))
     report.seconds["create"] = _lap(started)
     logger.info("%s created (%s), writes mirrored", NEXT, _describe(layout))
     if not empty:
@@ -120,57 +121,13 @@ def chunk_table_move(*, layout: ChunkLayout, batch_rows: int = COPY_BATCH_ROWS) 
         report.seconds["copy"] = _lap(started) - sum(report.seconds.values())
         _build_indexes(layout)
         report.seconds["indexes"] = _lap(started) - sum(report.seconds.values())
-    report.retries += _with_lock_retries(lambda: _swap(layout))
+    report.retries += with_lock_retries(lambda: _swap(layout))
     cache.set(LAYOUT_VERSION_KEY, uuid.uuid4().hex, timeout=None)
     report.seconds["swap"] = _lap(started) - sum(report.seconds.values())
-    _execute(f"ANALYZE {TABLE}")
+    sql_execute(f"ANALYZE {TABLE}")
     report.seconds["total"] = _lap(started)
     logger.info("%s is now %s: %s", TABLE, _describe(layout), report)
     return report
-
-
-def table_partitions() -> int | None:
-    """The table's partition count; None for a plain table."""
-    partitions = _partitions(TABLE)
-    return None if partitions is None else len(partitions)
-
-
-def chunk_index_build(*, index: ChunkIndex, table: str = TABLE, name: str = "") -> None:
-    """``index`` on ``table`` (named ``name``, by default its own) while writers go on; call it
-    outside a transaction. On a partitioned table, as PostgreSQL documents for partitioned indexes:
-    the parent's index created ``ON ONLY`` the parent (invalid until complete), then each
-    partition's built ``CONCURRENTLY`` and attached to it. A valid index of that name is kept;
-    what an interrupted build left is dropped first, so a build that stopped is run again."""
-    name = name or index.name
-    partitions = _partitions(table)
-    existing = _fetch("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [name])
-    if existing and existing[0][0]:
-        return
-    if existing:
-        chunk_index_drop(name=name)
-    if partitions is None:
-        _execute(f"CREATE INDEX CONCURRENTLY {name} ON {table} {index.definition}")
-        return
-    # Creating and attaching take short locks on the live table: under the lock timeout, retried.
-    _with_lock_retries(functools.partial(_execute_briefly, f"CREATE INDEX {name} ON ONLY {table} {index.definition}"))
-    for partition in partitions:
-        child = _partition_index(partition, index.name)
-        _execute(f"DROP INDEX CONCURRENTLY IF EXISTS {child}")  # an interrupted build's, never attached
-        _execute(f"CREATE INDEX CONCURRENTLY {child} ON {partition} {index.definition}")
-        _with_lock_retries(functools.partial(_execute_briefly, f"ALTER INDEX {name} ATTACH PARTITION {child}"))
-
-
-def chunk_index_drop(*, name: str) -> None:
-    """Drop an index of the table, if there. A partitioned index cannot be dropped ``CONCURRENTLY``:
-    it goes in one short transaction holding the table's ACCESS EXCLUSIVE lock, under the lock
-    timeout, retried until searches and writes let it through."""
-    kind = _fetch("SELECT relkind FROM pg_class WHERE oid = to_regclass(%s)", [name])
-    if not kind:
-        return
-    if kind[0][0] == "I":  # partitioned
-        _with_lock_retries(functools.partial(_execute_briefly, f"DROP INDEX IF EXISTS {name}"))
-    else:
-        _execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
 
 
 def chunk_layout_version() -> str:
@@ -188,8 +145,12 @@ def _describe(layout: ChunkLayout) -> str:
     return "one plain table" if layout.partitions is None else f"{layout.partitions} hash partitions by folder"
 
 
+def _lap(started: float) -> float:
+    return round(time.monotonic() - started, 2)
+
+
 def _columns() -> list[str]:
-    rows = _fetch(
+    rows = sql_fetch(
         "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
         " ORDER BY attnum",
         [TABLE],
@@ -199,18 +160,12 @@ def _columns() -> list[str]:
 
 def _abandon_next() -> None:
     """Drop what an interrupted move left behind (its triggers go with their function)."""
-    (left,) = _fetch(
+    (left,) = sql_fetch(
         "SELECT to_regclass(%s) IS NOT NULL OR to_regprocedure(%s) IS NOT NULL", [NEXT, f"{_MIRROR_FUNCTION}()"]
     )[0]
     if left:
-
-        def drop() -> None:
-            with transaction.atomic():
-                _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-                _execute(f"DROP FUNCTION IF EXISTS {_MIRROR_FUNCTION}() CASCADE")
-                _execute(f"DROP TABLE IF EXISTS {NEXT}")
-
-        _with_lock_retries(drop)
+        drop_function = f"DROP FUNCTION IF EXISTS {_MIRROR_FUNCTION}() CASCADE"
+        with_lock_retries(functools.partial(execute_briefly, drop_function, f"DROP TABLE IF EXISTS {NEXT}"))
 
 
 def _temporary(name: str) -> str:
@@ -221,46 +176,41 @@ def _next_partition(remainder: int) -> str:
     return f"{NEXT}_p{remainder:02d}"
 
 
-def _partition_index(partition: str, index: str) -> str:
-    return f"{partition}_{index.removeprefix(TABLE + '_')}"
-
-
 def _create_next(layout: ChunkLayout, *, columns: list[str], with_indexes: bool) -> None:
     """The new table with its keys, checks and foreign keys, and the triggers mirroring writes into it."""
     partitioning = "" if layout.partitions is None else " PARTITION BY HASH (folder_id)"
     key, unique = ", ".join(layout.primary_key), ", ".join(layout.unique)
     options = _leaf_options()
-    foreign_keys = _fetch(
+    foreign_keys = sql_fetch(
         "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
         " WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0 ORDER BY conname",
         [TABLE],
     )
-    with transaction.atomic():
-        _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+    with brief_transaction():
         # Identity comes at the swap, continuing the table's sequence; until then ids are copied.
-        _execute(
+        sql_execute(
             f"CREATE TABLE {NEXT} (LIKE {TABLE} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE,"
             f" CONSTRAINT {_temporary(TABLE + '_pkey')} PRIMARY KEY ({key}),"
             f" CONSTRAINT {_temporary('chunk_unique_index')} UNIQUE ({unique})){partitioning}"
             f"{options if layout.partitions is None else ''}"
         )
         for remainder in range(layout.partitions or 0):
-            _execute(
+            sql_execute(
                 f"CREATE TABLE {_next_partition(remainder)} PARTITION OF {NEXT}"
                 f" FOR VALUES WITH (modulus {layout.partitions}, remainder {remainder}){options}"
             )
         for name, definition in foreign_keys:
-            _execute(f"ALTER TABLE {NEXT} ADD CONSTRAINT {name} {definition}")
+            sql_execute(f"ALTER TABLE {NEXT} ADD CONSTRAINT {name} {definition}")
         if with_indexes:
             for index in layout.indexes:
-                _execute(f"CREATE INDEX {_temporary(index.name)} ON {NEXT} {index.definition}")
+                sql_execute(f"CREATE INDEX {_temporary(index.name)} ON {NEXT} {index.definition}")
         _create_mirror(columns)
 
 
 def _leaf_options() -> str:
     """The storage parameters of the table's heaps (search/0002's toast_tuple_target), as a WITH
     clause: a partitioned table keeps them on its partitions."""
-    rows = _fetch(
+    rows = sql_fetch(
         "SELECT c.reloptions FROM pg_class c WHERE c.oid = %s::regclass AND c.relkind = 'r'"
         " UNION ALL (SELECT c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
         " WHERE i.inhparent = %s::regclass ORDER BY c.relname LIMIT 1)",
@@ -272,7 +222,7 @@ def _leaf_options() -> str:
 
 def _create_mirror(columns: list[str]) -> None:
     listed = ", ".join(columns)
-    _execute(
+    sql_execute(
         f"""
 CREATE FUNCTION {_MIRROR_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -297,7 +247,7 @@ $$"""  # noqa: S608 - the table's own column names
         "truncate": "",
     }
     for event, referencing in transitions.items():
-        _execute(
+        sql_execute(
             f"CREATE TRIGGER {NEXT}_mirror_{event} AFTER {event.upper()} ON {TABLE} {referencing}"
             f" FOR EACH STATEMENT EXECUTE FUNCTION {_MIRROR_FUNCTION}()"
         )
@@ -305,7 +255,7 @@ $$"""  # noqa: S608 - the table's own column names
 
 def _copy_rows(*, columns: list[str], batch_rows: int, report: MoveReport) -> None:
     """Rows written before the triggers, by id; those written since are mirrored already."""
-    (upto,) = _fetch(f"SELECT coalesce(max(id), 0) FROM {TABLE}")[0]  # noqa: S608
+    (upto,) = sql_fetch(f"SELECT coalesce(max(id), 0) FROM {TABLE}")[0]  # noqa: S608
     listed = ", ".join(columns)
     batch_sql = f"""
 WITH batch AS MATERIALIZED (
@@ -325,24 +275,16 @@ SELECT max(id), count(*) FROM batch"""  # noqa: S608 - the table's own column na
 
 
 def _copy_batch(sql: str, params: dict[str, int]) -> tuple[int | None, int, int]:
-    retries = 0
+    """The batch's last id (None past the end), its rows, and the lock retries it took."""
+    result: list[tuple[Any, ...]] = []
 
-    def run() -> tuple[int | None, int]:
-        with transaction.atomic():
-            _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-            last, rows = _fetch(sql, params)[0]
-            return last, rows
+    def run() -> None:
+        with brief_transaction():
+            result[:] = sql_fetch(sql, params)
 
-    for attempt in range(LOCK_ATTEMPTS):
-        try:
-            last, rows = run()
-            return last, rows, retries
-        except OperationalError as error:
-            if not _is_lock_conflict(error) or attempt == LOCK_ATTEMPTS - 1:
-                raise
-            retries += 1
-            time.sleep(_RETRY_PAUSE_SECONDS)
-    raise AssertionError("unreachable")
+    retries = with_lock_retries(run)
+    last, rows = result[0]
+    return last, rows, retries
 
 
 def _build_indexes(layout: ChunkLayout) -> None:
@@ -354,28 +296,29 @@ def _build_indexes(layout: ChunkLayout) -> None:
 
 
 def _swap(layout: ChunkLayout) -> None:
-    with transaction.atomic():
-        _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+    with brief_transaction():
         # Dropping the table drops its foreign keys' triggers on the tables they reference, which
         # takes those tables' ACCESS EXCLUSIVE lock: taken here, in one order, under the timeout.
-        referenced = [row[0] for row in _fetch(_REFERENCED, [TABLE])]
-        _execute(f"LOCK TABLE {', '.join([TABLE, NEXT, *referenced])} IN ACCESS EXCLUSIVE MODE")
-        triggers = [row[0] for row in _fetch(_OWN_TRIGGERS, [TABLE, f"{NEXT}_mirror_%"])]
-        sequence = _fetch("SELECT pg_get_serial_sequence(%s, 'id')", [TABLE])[0][0]
+        referenced = [row[0] for row in sql_fetch(_REFERENCED, [TABLE])]
+        sql_execute(f"LOCK TABLE {', '.join([TABLE, NEXT, *referenced])} IN ACCESS EXCLUSIVE MODE")
+        triggers = [row[0] for row in sql_fetch(_OWN_TRIGGERS, [TABLE, f"{NEXT}_mirror_%"])]
+        sequence = sql_fetch("SELECT pg_get_serial_sequence(%s, 'id')", [TABLE])[0][0]
         # The identity sequence, as PostgreSQL names it.
-        last_value, is_called = _fetch(f"SELECT last_value, is_called FROM {sequence}")[0] if sequence else (1, False)  # noqa: S608
-        _execute(f"DROP TABLE {TABLE}")
-        _execute(f"DROP FUNCTION {_MIRROR_FUNCTION}()")
-        _execute(f"ALTER TABLE {NEXT} RENAME TO {TABLE}")
+        last_value, is_called = (
+            sql_fetch(f"SELECT last_value, is_called FROM {sequence}")[0] if sequence else (1, False)  # noqa: S608
+        )
+        sql_execute(f"DROP TABLE {TABLE}")
+        sql_execute(f"DROP FUNCTION {_MIRROR_FUNCTION}()")
+        sql_execute(f"ALTER TABLE {NEXT} RENAME TO {TABLE}")
         for remainder in range(layout.partitions or 0):
-            _execute(f"ALTER TABLE {_next_partition(remainder)} RENAME TO {partition_name(remainder)}")
+            sql_execute(f"ALTER TABLE {_next_partition(remainder)} RENAME TO {partition_name(remainder)}")
         _rename_indexes()
-        _execute(
+        sql_execute(
             f"ALTER TABLE {TABLE} ALTER COLUMN id ADD GENERATED BY DEFAULT AS IDENTITY (SEQUENCE NAME {TABLE}_id_seq)"
         )
-        _execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s, %s)", [TABLE, last_value, is_called])
+        sql_execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s, %s)", [TABLE, last_value, is_called])
         for definition in triggers:
-            _execute(definition)
+            sql_execute(definition)
 
 
 _REFERENCED = """
@@ -398,61 +341,10 @@ WHERE i.indrelid = %s::regclass
 def _rename_indexes() -> None:
     """Temporary names to final ones: ``x_next`` to ``x`` on the table, ``<partition>_<x>`` on a
     partition (renaming a constraint's index renames the constraint)."""
-    rows = _fetch(_INDEXES, [TABLE, TABLE])
+    rows = sql_fetch(_INDEXES, [TABLE, TABLE])
     for index, table, _parent in rows:
         if table == TABLE:
-            _execute(f"ALTER INDEX {index} RENAME TO {index.removesuffix('_next')}")
+            sql_execute(f"ALTER INDEX {index} RENAME TO {index.removesuffix('_next')}")
     for index, table, parent in rows:
         if table != TABLE and parent is not None:
-            _execute(f"ALTER INDEX {index} RENAME TO {_partition_index(table, parent.removesuffix('_next'))}")
-
-
-# -- plumbing ------------------------------------------------------------------------------------
-
-
-def _with_lock_retries(step: Callable[[], None]) -> int:
-    """Run a short transaction that takes locks, again while they time out; returns the retries."""
-    for attempt in range(LOCK_ATTEMPTS):
-        try:
-            step()
-            return attempt
-        except OperationalError as error:
-            if not _is_lock_conflict(error) or attempt == LOCK_ATTEMPTS - 1:
-                raise
-            time.sleep(_RETRY_PAUSE_SECONDS)
-    raise AssertionError("unreachable")
-
-
-def _execute_briefly(sql: str) -> None:
-    """``sql`` in a transaction of its own that gives up a lock wait after LOCK_TIMEOUT."""
-    with transaction.atomic():
-        _execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        _execute(sql)
-
-
-def _partitions(table: str) -> list[str] | None:
-    """A partitioned table's partitions, by name; None for a plain table."""
-    if not _fetch("SELECT 1 FROM pg_partitioned_table WHERE partrelid = %s::regclass", [table]):
-        return None
-    rows = _fetch("SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = %s::regclass ORDER BY 1", [table])
-    return [row[0] for row in rows]
-
-
-def _is_lock_conflict(error: OperationalError) -> bool:
-    # 55P03 lock_not_available (lock_timeout), 40P01 deadlock_detected.
-    return getattr(error.__cause__, "sqlstate", None) in {"55P03", "40P01"}
-
-
-def _lap(started: float) -> float:
-    return round(time.monotonic() - started, 2)
-
-
-def _execute(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _fetch(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+            sql_execute(f"ALTER INDEX {index} RENAME TO {partition_index_name(table, parent.removesuffix('_next'))}")

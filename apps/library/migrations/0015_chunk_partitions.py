@@ -11,7 +11,8 @@ from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
 from apps.library import chunk_partitions
-from apps.library.chunk_partitions import ChunkIndex, ChunkLayout
+from apps.library.chunk_indexes import ChunkIndex
+from apps.library.chunk_partitions import ChunkLayout
 
 PARTITIONS = 16  # frozen: a later count is a new migration calling the same move
 BUCKETS = 16  # library/0006's partial HNSW indexes, frozen

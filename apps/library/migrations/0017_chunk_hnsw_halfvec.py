@@ -1,6 +1,6 @@
 """The chunks' HNSW index over ``embedding::halfvec(384)`` instead of ``embedding`` (apps/library/vector_index.py).
 
-Replaced while the product runs (chunk_partitions.chunk_index_build): on the partitioned table the
+Replaced while the product runs (chunk_indexes.chunk_index_build): on the partitioned table the
 new parent index is created ``ON ONLY`` the table, each partition's built ``CONCURRENTLY`` and
 attached, then the old index dropped in one short transaction; on a plain table, built and dropped
 ``CONCURRENTLY``. Non-atomic, as ``CONCURRENTLY`` needs; if it stops, run it again. While the
@@ -15,8 +15,8 @@ from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from apps.library import chunk_partitions
-from apps.library.chunk_partitions import ChunkIndex
+from apps.library import chunk_indexes
+from apps.library.chunk_indexes import ChunkIndex
 
 # Frozen: library/0001's column, and the indexes as this migration found and leaves them.
 DIMENSIONS = 384
@@ -27,13 +27,13 @@ HALFVEC = ChunkIndex(
 
 
 def to_halfvec(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    chunk_partitions.chunk_index_build(index=HALFVEC)
-    chunk_partitions.chunk_index_drop(name=VECTOR.name)
+    chunk_indexes.chunk_index_build(index=HALFVEC)
+    chunk_indexes.chunk_index_drop(name=VECTOR.name)
 
 
 def to_vector(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    chunk_partitions.chunk_index_build(index=VECTOR)
-    chunk_partitions.chunk_index_drop(name=HALFVEC.name)
+    chunk_indexes.chunk_index_build(index=VECTOR)
+    chunk_indexes.chunk_index_drop(name=HALFVEC.name)
 
 
 class Migration(migrations.Migration):
