@@ -19,7 +19,7 @@ from apps.library.chunk_store import chunks_replace
 from apps.library.file_prepare import Claimed, FileOutcome, claimed_lost
 from apps.library.file_rows import SETTLED
 from apps.library.jobs import IndexingJobFinishes, indexing_file_jobs_start, indexing_job_skip
-from apps.library.models import File, FileStatus, JobStatus
+from apps.library.models import File, FileStatus, Folder, JobStatus
 from apps.library.parsing.digest import text_digest, text_preview
 from apps.library.progress import FolderProgress, folder_counters_refresh_after_file
 from apps.library.signals import file_indexed
@@ -48,6 +48,10 @@ def files_claim(*, file_ids: Sequence[int], token: str) -> tuple[dict[int, Claim
             status=FileStatus.INDEXING, index_claim=token, index_started_at=now
         )
     files = File.objects.select_related("folder").defer("embedding", "folder__sync_cursor").in_bulk(claimed_ids)
+    # One Folder object for its files: what one file learns (the folder's language) the next sees.
+    folders: dict[int, Folder] = {}
+    for file in files.values():
+        file.folder = folders.setdefault(file.folder_id, file.folder)
     claimed = {pk: Claimed(file=file, token=token, job_id=jobs[pk]) for pk, file in files.items()}
     others = File.objects.filter(pk__in=[pk for pk in folder_of if pk not in claimed])
     skipped = []

@@ -14,9 +14,10 @@ from tests.support.files import write
 pytestmark = pytest.mark.django_db
 
 
-def queued_group(root, folder, count: int) -> tuple[str, list[int]]:
+def queued_group(root, folder, count: int, body: str = "") -> tuple[str, list[int]]:
     for number in range(count):
-        write(root, f"notes/note-{number:03}.txt", f"Note {number}: the meeting moved to room {number + 100}.")
+        text = body or f"Note {number}: the meeting moved to room {number + 100}."
+        write(root, f"notes/note-{number:03}.txt", text)
     folder_index(folder_id=folder.pk)  # queued mode: job rows made, tasks sent after commit (none here)
     tokens = set(IndexingJob.objects.filter(folder=folder, kind="index_file").values_list("celery_task_id", flat=True))
     assert len(tokens) == 1  # small notes: one group
@@ -76,3 +77,16 @@ def test_each_job_of_a_group_ends_with_its_own_outcome_and_time(root, folder, mo
         broken.pk: "failed",
         file_ids[3]: "indexed",
     }
+
+
+def test_a_group_detects_its_folder_s_language_once(root, folder, monkeypatch):
+    from apps.library import language
+
+    token, file_ids = queued_group(root, folder, 5, body="The committee reviewed the quarterly budget report. " * 10)
+    detected = []
+    real = language.language_detect
+    monkeypatch.setattr(language, "language_detect", lambda *, text: detected.append(text) or real(text=text))
+    files_index(file_ids=file_ids, task_id=token)
+    folder.refresh_from_db()
+    # The group's files share one Folder object: once the first sets the language, the rest see it.
+    assert folder.language == "english" and len(detected) == 1
