@@ -172,12 +172,13 @@ def test_indexing_times_each_stage_once_per_folder_or_per_file(user, tmp_path):
         name = f"folderchat_indexing_stage_seconds_{kind}"
         return sample(after, name, stage=stage) - sample(before, name, stage=stage)
 
-    # Three files claimed and prepared, two written (the empty one is skipped), the keyword
-    # statistics once the run settled, the backfill's one batch that found nothing to fill.
+    # Three files claimed together (one group) and prepared, two written (the empty one is
+    # skipped), the keyword statistics once the run settled, the backfill's one batch that found
+    # nothing to fill.
     expected = {
         "list": 1,
         "reconcile": 1,
-        "claim": 3,
+        "claim": 1,
         "prepare": 3,
         "write": 2,
         "progress": 3,
