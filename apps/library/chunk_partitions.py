@@ -56,6 +56,9 @@ from apps.library.chunk_indexes import (
 )
 
 PARTITIONS = 16
+# Each partition is a table with five indexes: past a few hundred, planning and catalog reads cost
+# more than the smaller partitions save.
+MAX_PARTITIONS = 256
 # Searches cache which partition holds a folder (apps/search/planning.py) under this version; a
 # move renames the partitions, so it changes the version and every process looks again.
 LAYOUT_VERSION_KEY = "library:chunk-layout-version"
@@ -80,8 +83,8 @@ def partitioned_layout(*, partitions: int = PARTITIONS) -> ChunkLayout:
     """Hash partitions by folder. A unique key of a partitioned table holds its partition key, so
     ``id`` is unique with ``folder_id`` and a plain btree serves lookups by id alone. HNSW is over
     ``halfvec`` with pgvector's defaults (m 16, ef_construction 64; apps/library/vector_index.py)."""
-    if partitions < 1:
-        raise ValueError("partitions must be at least 1")
+    if not 1 <= partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partitions must be between 1 and {MAX_PARTITIONS}")
     return ChunkLayout(
         partitions=partitions,
         primary_key=("folder_id", "id"),
@@ -132,6 +135,24 @@ def chunk_table_move(*, layout: ChunkLayout, batch_rows: int = COPY_BATCH_ROWS) 
 
 def chunk_layout_version() -> str:
     return str(cache.get(LAYOUT_VERSION_KEY) or "0")
+
+
+@dataclass(frozen=True)
+class PartitionSize:
+    name: str
+    rows: int  # the planner's estimate (pg_class.reltuples): exact counts would read every partition
+    bytes: int  # heap, TOAST and indexes
+
+
+def chunk_partition_sizes() -> list[PartitionSize]:
+    """``library_chunk``'s partitions in order; empty for a plain table."""
+    rows = sql_fetch(
+        "SELECT c.relname, greatest(c.reltuples, 0)::bigint, pg_total_relation_size(c.oid)"
+        " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " WHERE i.inhparent = %s::regclass ORDER BY length(c.relname), c.relname",
+        [TABLE],
+    )
+    return [PartitionSize(name=name, rows=count, bytes=size) for name, count, size in rows]
 
 
 def partition_name(remainder: int) -> str:

@@ -43,11 +43,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
+from apps.library import chunk_partitions
 from bench.common.machine import cpu, load_average
 from bench.search import search_speed_buckets as buckets
 from bench.search.common import percentile, use_scratch_services
 from bench.search.search_speed_data import Corpus, folder_sizes
-from bench.search.search_speed_load import INDEXES, execute, forget_meta, layout_costs, load, loaded_meta, save_meta
+from bench.search.search_speed_load import (
+    INDEXES,
+    execute,
+    forget_meta,
+    layout_costs,
+    load,
+    loaded_meta,
+    partition_count,
+    save_meta,
+)
 
 FOLDERS = 100
 SMALLEST = 100
@@ -69,7 +79,7 @@ DESIGNS = {
     "partitions": Design(
         "partitions",
         True,
-        "library_chunk as migrated: 16 hash partitions by folder, each with its own HNSW, GIN and btrees; "
+        "library_chunk: hash partitions by folder (16 as migrated), each with its own HNSW, GIN and btrees; "
         "the product's statement",
     ),
     "partitions-overfetch": Design("partitions", False, "the same, no iterative scans (the pgvector 0.6 path)"),
@@ -247,7 +257,7 @@ def loaded_layouts(args: argparse.Namespace, corpus: Corpus, sizes: list[int], l
         forget_meta(f"buckets:{args.chunks}:")
         execute(f"DROP TABLE IF EXISTS {buckets.TABLE}")
         print(f"loading {args.chunks:,} chunks into {FOLDERS} folders of {sizes[0]:,}..{sizes[-1]:,} chunks")
-        timings = load(corpus, sizes, key)
+        timings = load(corpus, sizes, key, partitions=args.partitions)
     print("load timings:", json.dumps(timings))
     costs = {"partitions": layout_costs("partitions", timings, INDEXES)}
     if "buckets" in layouts:
@@ -291,6 +301,11 @@ def print_side_by_side(designs: list[str], results: dict[str, list[dict]]) -> No
         print(f"{row[0]['size']:>8,}" + "".join(f" | {cell}" for cell in cells))
 
 
+def database_name(chunks: int, partitions: int) -> str:
+    suffix = "" if partitions == chunk_partitions.PARTITIONS else f"_p{partitions}"
+    return f"bench_search_speed_{chunks}{suffix}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=1_000_000)
@@ -301,6 +316,13 @@ def main() -> None:
         "--sizes", type=int, nargs="+", default=TARGET_SIZES, help="folder sizes measured (the nearest each)"
     )
     parser.add_argument("--no-explain", action="store_true")
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=chunk_partitions.PARTITIONS,
+        help="hash partitions of library_chunk (default: the product's); another count loads into a "
+        "database of its own, bench_search_speed_<chunks>_p<count>",
+    )
     parser.add_argument(
         "--designs", nargs="+", choices=list(DESIGNS), default=["buckets", "partitions"], help="measured in this order"
     )
@@ -317,7 +339,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     designs = list(dict.fromkeys(args.designs))
-    use_scratch_services(f"bench_search_speed_{args.chunks}", embedding_provider="hash")
+    use_scratch_services(database_name(args.chunks, args.partitions), embedding_provider="hash")
     if args.exact_max_rows is not None:
         from apps.search import planning
 
@@ -331,7 +353,7 @@ def main() -> None:
     corpus = Corpus.build(seed=args.seed, sizes=sizes)
     costs = loaded_layouts(args, corpus, sizes, {DESIGNS[name].layout for name in designs})
     (version,) = execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0]
-    print(f"\n{cpu()}\npgvector {version}")
+    print(f"\n{cpu()}\npgvector {version}; library_chunk in {partition_count()} hash partitions")
     for name in designs:
         print(f"  {name}: {DESIGNS[name].about}")
     print_costs(costs)
