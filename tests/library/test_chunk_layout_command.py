@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from apps.library.chunk_partitions import MAX_PARTITIONS, PARTITIONS
+from apps.library.management.commands import chunk_layout
 from apps.library.models import File, Folder
 from apps.search import planning
 from apps.search.services import folder_lexeme_stats_refresh
@@ -52,6 +53,20 @@ def test_the_layout_is_shown_partition_by_partition(user):
     listed = re.findall(r"^  (library_chunk_p\d+): ~(\d+) chunks", shown, flags=re.MULTILINE)
     assert [name for name, _ in listed] == [f"library_chunk_p{r:02d}" for r in range(PARTITIONS)]
     assert sum(int(rows) for _, rows in listed) == 60
+
+
+def test_a_partition_past_the_recall_limit_is_pointed_out(user, monkeypatch):
+    _folders_with_chunks(user)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE library_chunk")
+    assert "Move to more partitions" not in _layout()
+    monkeypatch.setattr(chunk_layout, "LARGEST_PARTITION_ROWS", 15)  # each folder holds 20 chunks
+
+    shown = _layout()
+
+    assert re.search(
+        rf"library_chunk_p\d\d holds more than 15 chunks: .* chunk_layout --partitions {PARTITIONS * 2}$", shown
+    )
 
 
 def test_a_move_to_more_partitions_keeps_every_chunk_and_every_answer(user):

@@ -8,6 +8,9 @@ from apps.library import chunk_partitions
 from apps.library.chunk_partitions import PartitionSize
 
 _GIB = 2**30
+# Measured at 1M-5M chunks (bench/README.md): a large folder's vector recall@10 stays >= 0.96 in a
+# partition of up to ~460k rows and fell to 0.94 at ~550k.
+LARGEST_PARTITION_ROWS = 400_000
 
 
 class Command(BaseCommand):
@@ -66,3 +69,9 @@ class Command(BaseCommand):
         for size in sizes:
             share = f"{size.rows / average:.1f}x the average" if average else "empty"
             self.stdout.write(f"  {size.name}: ~{size.rows:,} chunks ({share}), {size.bytes / _GIB:.2f} GiB")
+        largest = max(sizes, key=lambda size: size.rows)
+        if largest.rows > LARGEST_PARTITION_ROWS:
+            self.stdout.write(
+                f"{largest.name} holds more than {LARGEST_PARTITION_ROWS:,} chunks: searches of its large folders"
+                f" lose recall. Move to more partitions: chunk_layout --partitions {len(sizes) * 2}"
+            )
