@@ -29,3 +29,25 @@ def wait_for(
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+_BUSY_SESSIONS = """
+SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid()
+  AND backend_type = 'client backend' AND state <> 'idle'"""
+
+
+def database_sessions_settled(database_url: str, *, timeout: float = 10) -> None:
+    """Wait (at most ``timeout`` seconds, then go on) until no other session of the database is
+    inside a statement or a transaction. A server may still be answering requests a closed page
+    sent; the flush after a test would then TRUNCATE while those requests hold their tables' locks,
+    and PostgreSQL breaks the deadlock by failing the flush."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        while time.monotonic() < deadline:
+            row = connection.execute(_BUSY_SESSIONS).fetchone()
+            if row is not None and row[0] == 0:
+                return
+            time.sleep(0.05)

@@ -25,11 +25,13 @@ from tests.support.fixtures import worker_model  # noqa: F401  (a fixture)
 from tests.support.servers import (
     BASE_DIR,
     RunningServer,
+    database_url_of_current_connection,
     free_port,
     start_celery_worker,
     start_uvicorn,
     test_database_env,
 )
+from tests.support.waiting import database_sessions_settled
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags chromium keeps calling Google services, which on a
@@ -168,6 +170,7 @@ def new_page(browser: Browser, server: RunningServer, *, height: int, locale: st
         yield context.new_page()
     finally:
         context.close()
+        database_sessions_settled(database_url_of_current_connection())
 
 
 def add_file(*, folder: Folder, path: str, chunks: list[tuple[str, dict]]) -> File:
