@@ -55,7 +55,6 @@ from bench.search.search_speed_load import (
     layout_costs,
     load,
     loaded_meta,
-    partition_count,
     save_meta,
 )
 
@@ -353,7 +352,8 @@ def main() -> None:
     corpus = Corpus.build(seed=args.seed, sizes=sizes)
     costs = loaded_layouts(args, corpus, sizes, {DESIGNS[name].layout for name in designs})
     (version,) = execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[0]
-    print(f"\n{cpu()}\npgvector {version}; library_chunk in {partition_count()} hash partitions")
+    partitions = len(chunk_partitions.chunk_partition_sizes())
+    print(f"\n{cpu()}\npgvector {version}; library_chunk in {partitions} hash partitions")
     for name in designs:
         print(f"  {name}: {DESIGNS[name].about}")
     print_costs(costs)

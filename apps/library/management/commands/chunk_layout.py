@@ -34,18 +34,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, partitions: int | None, batch_rows: int, **options: Any) -> None:
-        if partitions is not None:
-            self._move(partitions=partitions, batch_rows=batch_rows)
-        self._show(chunk_partitions.chunk_partition_sizes())
+        sizes = chunk_partitions.chunk_partition_sizes()
+        if partitions is not None and self._move(partitions=partitions, batch_rows=batch_rows, now=len(sizes)):
+            sizes = chunk_partitions.chunk_partition_sizes()
+        self._show(sizes)
 
-    def _move(self, *, partitions: int, batch_rows: int) -> None:
+    def _move(self, *, partitions: int, batch_rows: int, now: int) -> bool:
+        """Move to ``partitions`` unless the table has that many (``now``); whether it moved."""
         if not 1 <= partitions <= chunk_partitions.MAX_PARTITIONS:
             raise CommandError(f"--partitions must be between 1 and {chunk_partitions.MAX_PARTITIONS}.")
         if batch_rows < 1:
             raise CommandError("--batch-rows must be at least 1.")
-        if len(chunk_partitions.chunk_partition_sizes()) == partitions:
+        if now == partitions:
             self.stdout.write(f"library_chunk already has {partitions} partitions: nothing to move.")
-            return
+            return False
         self.stdout.write(f"Moving library_chunk to {partitions} hash partitions; searches and indexing go on.")
         report = chunk_partitions.chunk_table_move(
             layout=chunk_partitions.partitioned_layout(partitions=partitions), batch_rows=batch_rows
@@ -55,6 +57,7 @@ class Command(BaseCommand):
             f"Moved {report.rows_copied:,} chunks in {report.batches:,} batches"
             f" ({report.retries} lock waits retried): {steps}."
         )
+        return True
 
     def _show(self, sizes: list[PartitionSize]) -> None:
         if not sizes:
