@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, and sync only: it keeps the whole chain in sync mode under ASGI (one thread hop a request).
     "apps.core.middleware.DatabaseUnavailableMiddleware",
 ]
 

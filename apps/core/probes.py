@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 import redis
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
@@ -139,29 +138,12 @@ class ProbeMiddleware:
     """First in ``MIDDLEWARE``: answers the probes before host validation, HTTPS redirects,
     sessions and authentication run; every other request passes through untouched."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         probe = PROBES.get(request.path_info)
-        if self.is_async:
-            return self._acall(request, probe)
-        if probe is None:
-            response: HttpResponse = self.get_response(request)
-            return response
-        return _answer(probe, request)
-
-    async def _acall(self, request: HttpRequest, probe: Callable[[HttpRequest], HttpResponse] | None) -> HttpResponse:
-        if probe is None:
-            response: HttpResponse = await self.get_response(request)
-            return response
-        return await sync_to_async(_answer)(probe, request)
+        return self.get_response(request) if probe is None else _answer(probe, request)
 
 
 def _answer(probe: Callable[[HttpRequest], HttpResponse], request: HttpRequest) -> HttpResponse:

@@ -4,10 +4,8 @@ series per object), its method and status."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
 from apps.core.metrics import HTTP_REQUEST_SECONDS
@@ -18,26 +16,15 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 
 class RequestMetricsMiddleware:
-    # Both modes, so async views (the SSE streams) stay on the event loop.
-    sync_capable = True
-    async_capable = True
+    # Sync, like the whole chain (apps.core.middleware.DatabaseUnavailableMiddleware says why). For
+    # an SSE stream it times the view's answer, not the stream.
 
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
-        if iscoroutinefunction(self.get_response):
-            markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
-        if iscoroutinefunction(self.get_response):
-            return self._acall(request)
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         started = time.perf_counter()
-        response: HttpResponseBase = self.get_response(request)
-        _observe(request, response, started)
-        return response
-
-    async def _acall(self, request: HttpRequest) -> HttpResponseBase:
-        started = time.perf_counter()
-        response: HttpResponseBase = await self.get_response(request)
+        response = self.get_response(request)
         _observe(request, response, started)
         return response
 
