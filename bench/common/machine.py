@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -29,3 +30,17 @@ def lscpu_model() -> str:
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"
+
+
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds, user and system, of a process and its descendants, including those that already
+    exited (their parent reaped them: a server's short-lived backends, a worker's children)."""
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total

@@ -59,11 +59,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
 from bench import ROOT
-from bench.common.machine import cpu, load_average
+from bench.common.machine import cpu, load_average, process_tree_cpu
 from bench.common.scratch import BENCH_REDIS_DB, scratch_services
 from bench.ingest.common import indexed_wait
 from bench.ingest.ingest_scale_folder import synthetic_folder
-from bench.ingest.ingest_scale_meters import DatabaseCpu, model_rate, sample_texts, stage_seconds, tree_cpu
+from bench.ingest.ingest_scale_meters import DatabaseCpu, model_rate, sample_texts, stage_seconds
 
 SIZES = [10_000, 30_000, 100_000]
 # Stages in pipeline order, with what each covers (the product's stage label; "embed" is
@@ -183,14 +183,14 @@ def measure(root: Path, *, files: int, options: dict[str, Any], metrics: Path) -
     slots = options["hosts"] * options["concurrency"]
     before = model_rate(texts, processes=slots, threads=options["threads"], nice=nice)
     with _hosts(options["hosts"]) as hosts, DatabaseCpu() as database:
-        idle_cpu = sum(tree_cpu(host.pid) for host in hosts)  # their start, not the run
+        idle_cpu = sum(process_tree_cpu(host.pid) for host in hosts)  # their start, not the run
         added_at = timezone.now()
         started = time.monotonic()
         folder = folder_create(owner=owner, source="local", external_id=str(root))
         result.indexed_seconds = indexed_wait(folder.pk, started=started, timeout=options["timeout"])
         result.settled_seconds = _settled_wait(folder.pk, started=started, timeout=options["timeout"])
         result.load = load_average()
-        result.worker_cpu = sum(tree_cpu(host.pid) for host in hosts) - idle_cpu
+        result.worker_cpu = sum(process_tree_cpu(host.pid) for host in hosts) - idle_cpu
     result.database_cpu = database.seconds
     listing = IndexingJob.objects.get(folder=folder, kind=JobKind.INDEX_FOLDER)
     if listing.started_at and listing.finished_at:

@@ -15,14 +15,6 @@ from typing import Any
 BASELINE_SLICE = 2048
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of a worker and its prefork children (which live the whole run)."""
-    import psutil
-
-    root = psutil.Process(pid)
-    return sum(sum(process.cpu_times()[:2]) for process in [root, *root.children(recursive=True)])
-
-
 class DatabaseCpu:
     """CPU seconds of the scratch database's backends but this process's own. Workers open one per
     task (CONN_MAX_AGE 0), so a thread reads them every second and keeps each backend's last

@@ -12,7 +12,8 @@ Servers, each on the scratch database with the search throttle lifted, two at a 
   as that file sets it and off.
 
 For the folder nearest each ``--sizes``: hybrid top-10 ``POST /api/folders/{id}/search`` questions (the
-folder's topic words, bench/search/search_speed_data.py), each server warmed first; a single client
+folder's topic words, bench/search/search_speed_data.py), each server warmed first (one client, then
+all at once, so the pool's connections are open as on a running server); a single client
 (pool on and off alternating question by question), then ``--clients`` concurrent clients (asyncio in
 this process, one HTTP connection each, so they share no GIL with the server), on then off (the order
 swapped each size). Per request: the client's time and the server's ``took_ms`` (question embedding and
@@ -24,7 +25,9 @@ with the same question and embedder: the embedding, the search's statements (``c
 vector given) on a kept connection and as the first search of a new one (a new backend reads the
 catalog of the partitions and their indexes), EXPLAIN ANALYZE's planning and execution of its
 statement; a new Django connection + ``SELECT 1`` against a kept one; a bare HTTP round trip
-(``/healthz``) and a small authenticated one (``GET /api/folders/{id}``). CPU and load average are
+(``/healthz``) and a small authenticated one (``GET /api/folders/{id}``). Under the concurrent clients:
+the CPU a request of the web server's processes, of PostgreSQL's and of the clients, against the cores'
+time a request (when the sum nears it, the cores are the bound). CPU and load average are
 printed beside the figures: other work on the cores inflates every latency. Like search_speed.py, it
 migrates the scratch database first.
 
@@ -49,10 +52,11 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
-from bench.common.machine import cpu, load_average
+from bench.common.machine import cpu, load_average, process_tree_cpu
 from bench.search.common import percentile, use_scratch_services
 from bench.search.search_speed import DESIGNS, FOLDERS, SMALLEST, explain, timed
 from bench.search.search_speed_data import Corpus, folder_sizes
@@ -60,7 +64,9 @@ from tests.support.servers import RunningServer, free_port, image_command, procf
 
 SIZES = [10_000, 20_000, 50_000, 200_000]
 CLIENTS = 8
-WARMUP = 5  # questions per folder and server before measuring (imports, the model, the folder's pages)
+# Questions per folder and server before measuring (imports, the model, the folder's pages), one client
+# then all at once: a running server's pool has its connections open (they close after 10 idle minutes).
+WARMUP = 2 * CLIENTS
 NEW_CONNECTIONS = 10  # searches each on a new connection, per folder size
 READER = "bench-search-clients"
 LOG_DIR = Path(tempfile.gettempdir()) / "bench-search-clients"
@@ -74,6 +80,7 @@ class Timings:
     total: list[float] = field(default_factory=list)
     took: list[float] = field(default_factory=list)
     seconds: float = 0.0  # wall clock of the concurrent run
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds of the concurrent run, by party
 
     def add(self, total: float, took: float) -> None:
         self.total.append(total)
@@ -178,6 +185,30 @@ def single_client(urls: list[str], token: str, folder_id: int, questions: list[s
     return results
 
 
+def cpu_seconds(server: RunningServer) -> dict[str, float]:
+    """CPU seconds so far of the web server (its processes), of PostgreSQL (the postmaster and every
+    backend, those that exited included) and of this process (the clients)."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    postmaster = psutil.Process(connection.connection.info.backend_pid).ppid()
+    clients = psutil.Process().cpu_times()
+    return {
+        "server": process_tree_cpu(server.process.pid),
+        "postgres": process_tree_cpu(postmaster),
+        "clients": clients.user + clients.system,
+    }
+
+
+def concurrent_run(server: RunningServer, token: str, folder_id: int, questions: list[str], clients: int) -> Timings:
+    """The concurrent clients' Timings, with the CPU each party spent meanwhile."""
+    before = cpu_seconds(server)
+    result = asyncio.run(concurrent_clients(server.url, token, folder_id, questions, clients))
+    after = cpu_seconds(server)
+    result.cpu = {party: after[party] - before[party] for party in before}
+    return result
+
+
 async def concurrent_clients(url: str, token: str, folder_id: int, questions: list[str], clients: int) -> Timings:
     result = Timings()
 
@@ -272,16 +303,18 @@ def measure_kind(kind: str, token: str, folders: list, questions: dict, args: ar
     """Per folder size: single-client and concurrent Timings on the pool-on and pool-off servers."""
     results: dict[int, dict[str, Timings]] = {}
     with web_server(kind, pool=True) as on, web_server(kind, pool=False) as off:
-        urls = {"on": on.url, "off": off.url}
+        servers, urls = {"on": on, "off": off}, {"on": on.url, "off": off.url}
         trips = {name: round_trips(url, token, folders[0][1]) for name, url in urls.items()}
         for size, folder_id, _ in folders:
             single_client(list(urls.values()), token, folder_id, questions[size]["warm"])
+            for server in servers.values():
+                concurrent_run(server, token, folder_id, questions[size]["warm"], args.clients)
         for index, (size, folder_id, _) in enumerate(folders):
             one_on, one_off = single_client([on.url, off.url], token, folder_id, questions[size]["single"])
             row = {"1 on": one_on, "1 off": one_off}
             for name in ("on", "off") if index % 2 == 0 else ("off", "on"):
                 many = questions[size]["many"]
-                row[f"n {name}"] = asyncio.run(concurrent_clients(urls[name], token, folder_id, many, args.clients))
+                row[f"n {name}"] = concurrent_run(servers[name], token, folder_id, many, args.clients)
             results[size] = row
             print(f"  {kind}, folder of {size:,} chunks done; {load_average()}", flush=True)
     return {"rows": results, "trips": trips}
@@ -301,6 +334,23 @@ def print_kind(kind: str, measured: dict, clients: int) -> None:
                 f"{size:>8,} {name:>4} | {p(one.total, 50):>12.1f} {p(one.total, 95):>6.1f} {p(one.took, 50):>8.1f} | "
                 f"{p(many.total, 50):>17.1f} {p(many.total, 95):>6.1f} {p(many.took, 50):>8.1f} "
                 f"{p(many.took, 95):>8.1f} {qps:>5.0f}"
+            )
+
+
+def print_cpu(kind: str, measured: dict, clients: int) -> None:
+    print(
+        f"\nCPU a request, {kind}, {clients} clients (ms): the web server's processes, PostgreSQL's, the "
+        f"clients' (this process); their sum against the {os.cpu_count()} cores' time a request (wall x cores)"
+    )
+    print(f"{'chunks':>8} {'pool':>4} | {'server':>6} {'postgres':>8} {'clients':>7} {'sum':>6} | {'cores':>6}")
+    for size, row in measured["rows"].items():
+        for name in ("on", "off"):
+            many = row[f"n {name}"]
+            each = {party: 1000 * seconds / len(many.total) for party, seconds in many.cpu.items()}
+            cores = 1000 * many.seconds * (os.cpu_count() or 1) / len(many.total)
+            print(
+                f"{size:>8,} {name:>4} | {each['server']:>6.1f} {each['postgres']:>8.1f} {each['clients']:>7.1f} "
+                f"{sum(each.values()):>6.1f} | {cores:>6.1f}"
             )
 
 
@@ -366,6 +416,7 @@ def main() -> None:
     print(f"after measuring: {load_average()}")
     for kind, result in measured.items():
         print_kind(kind, result, args.clients)
+        print_cpu(kind, result, args.clients)
         print_where(kind, result, parts, conn)
     print(f"({cpu()}; server logs in {LOG_DIR})")
 
