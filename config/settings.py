@@ -74,7 +74,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Last, and sync only: it keeps the whole chain in sync mode under ASGI (one thread hop a request).
+    # Last, and sync only: the whole chain runs in sync mode under ASGI (it adds one thread hop to a
+    # request, not two for each middleware).
     "apps.core.middleware.DatabaseUnavailableMiddleware",
 ]
 
