@@ -96,6 +96,7 @@ class SizeResult:
     stages: dict[str, tuple[float, int]] = field(default_factory=dict)  # seconds, observations
     worker_cpu: float = 0.0
     database_cpu: float = 0.0
+    autovacuum_cpu: float = 0.0
     baseline_texts: int = 0
     baseline_rates: tuple[float, float] = (0.0, 0.0)  # before, after the workers
     baseline_rate: float = 0.0
@@ -192,6 +193,7 @@ def measure(root: Path, *, files: int, options: dict[str, Any], metrics: Path) -
         result.load = load_average()
         result.worker_cpu = sum(process_tree_cpu(host.pid) for host in hosts) - idle_cpu
     result.database_cpu = database.seconds
+    result.autovacuum_cpu = database.autovacuum_seconds
     listing = IndexingJob.objects.get(folder=folder, kind=JobKind.INDEX_FOLDER)
     if listing.started_at and listing.finished_at:
         result.listing_wait = (listing.started_at - added_at).total_seconds()
@@ -325,6 +327,7 @@ def curve(results: list[SizeResult], *, hosts: int) -> None:
         *((label, [result.stages.get(stage, (0.0, 0))[0] for result in results]) for stage, label in STAGES),
         ("CPU: worker processes (all threads)", [result.worker_cpu for result in results]),
         ("CPU: PostgreSQL backends (lower bound)", [result.database_cpu for result in results]),
+        ("  of which autovacuum workers", [result.autovacuum_cpu for result in results]),
         ("CPU: the embedder alone on the same chunks", [r.baseline_cpu_per_text * r.chunks for r in results]),
         ("wall: added -> every file indexed", [result.indexed_seconds for result in results]),
         ("wall: added -> keyword statistics settled", [result.settled_seconds for result in results]),

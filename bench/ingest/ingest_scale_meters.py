@@ -27,12 +27,18 @@ class DatabaseCpu:
         self._name = f" {connection.settings_dict['NAME']} "
         self._own = connection.connection.info.backend_pid
         self._seen: dict[int, float] = {}
+        self._autovacuum: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     @property
     def seconds(self) -> float:
         return sum(self._seen.values())
+
+    @property
+    def autovacuum_seconds(self) -> float:
+        """Of ``seconds``, the autovacuum workers' (VACUUM and ANALYZE of the growing tables)."""
+        return sum(self._seen[pid] for pid in self._autovacuum)
 
     def __enter__(self) -> DatabaseCpu:
         self._thread.start()
@@ -50,6 +56,8 @@ class DatabaseCpu:
                 title = " ".join(process.info["cmdline"] or [])
                 if process.pid != self._own and process.info["cpu_times"] and self._name in f"{title} ":
                     self._seen[process.pid] = sum(process.info["cpu_times"][:2])
+                    if "autovacuum" in title:
+                        self._autovacuum.add(process.pid)
             if self._stop.wait(1.0):
                 return
 
