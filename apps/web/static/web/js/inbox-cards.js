@@ -198,7 +198,10 @@ export async function pruneSuggestions(feed) {
   } catch {
     return; // the next event or load tries again
   }
-  for (const card of cards) if (!pending.has(card.dataset.suggestionId)) card.remove();
+  // Checked again after the request: a card clicked meanwhile shows its own outcome and undo.
+  for (const card of cards) {
+    if (!card.dataset.deciding && !pending.has(card.dataset.suggestionId)) card.remove();
+  }
 }
 
 // "Accept all above N%": every pending suggestion at least that sure moves; the cards go.
