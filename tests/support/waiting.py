@@ -37,17 +37,23 @@ WHERE datname = current_database() AND pid <> pg_backend_pid()
   AND backend_type = 'client backend' AND state <> 'idle'"""
 
 
-def database_sessions_settled(database_url: str, *, timeout: float = 10) -> None:
-    """Wait (at most ``timeout`` seconds, then go on) until no other session of the database is
-    inside a statement or a transaction. A server may still be answering requests a closed page
-    sent; the flush after a test would then TRUNCATE while those requests hold their tables' locks,
-    and PostgreSQL breaks the deadlock by failing the flush."""
+def database_sessions_settled(database_url: str, *, timeout: float = 10, quiet: float = 0.5) -> None:
+    """Wait (at most ``timeout`` seconds, then go on) until no other session of the database has
+    been inside a statement or a transaction for ``quiet`` seconds. A server may still be answering
+    requests a closed page sent; the flush after a test would then TRUNCATE while those requests
+    hold their tables' locks, and PostgreSQL breaks the deadlock by failing the flush. One idle
+    moment is not enough: a page's last requests can arrive just after it (seen once in CI)."""
     import psycopg
 
     deadline = time.monotonic() + timeout
+    idle_since: float | None = None
     with psycopg.connect(database_url, autocommit=True) as connection:
         while time.monotonic() < deadline:
             row = connection.execute(_BUSY_SESSIONS).fetchone()
             if row is not None and row[0] == 0:
-                return
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since >= quiet:
+                    return
+            else:
+                idle_since = None
             time.sleep(0.05)
