@@ -57,39 +57,27 @@ def chosen_partitions(targets: list[int]) -> tuple[list[tuple[str, int]], str]:
     return sorted(chosen, key=lambda part: part[1]), others[-1][0]
 
 
-def insert_seconds(cursor, *, partition: str, drop: tuple[str, ...], source: tuple[int, int], rows: int) -> float:
-    """One rolled-back insert of ``rows`` chunks into a folder of ``partition``, without ``drop``."""
-    from django.db import transaction
-
+def insert_target(cursor, partition: str) -> dict[str, int]:
+    """A folder and file of ``partition``, and a chunk index past any it holds."""
     cursor.execute(f"SELECT folder_id, file_id, chunk_index FROM {partition} ORDER BY chunk_index DESC LIMIT 1")
     folder_id, file_id, last_index = cursor.fetchone()
-    cursor.execute(_PARENT_INDEXES)
-    indexes = dict(cursor.fetchall())
-    try:
-        with transaction.atomic():
-            for method in drop:
-                cursor.execute(f"DROP INDEX {indexes[method]}")
-            parameters = {
-                "first_index": last_index + 1,
-                "file_id": file_id,
-                "folder_id": folder_id,
-                "source_folder": source[0],
-                "after": source[1],
-                "rows": rows,
-            }
-            started = time.perf_counter()
-            cursor.execute(_INSERT, parameters)
-            spent = time.perf_counter() - started
-            if cursor.rowcount != rows:
-                raise SystemExit(f"the source folder gave {cursor.rowcount} rows, not {rows}: use fewer --rows")
-            raise _RollBack(spent)
-    except _RollBack as done:
-        return done.seconds
+    return {"folder_id": folder_id, "file_id": file_id, "first_index": last_index + 1}
 
 
-class _RollBack(Exception):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+def insert_seconds(cursor, *, target: dict[str, int], drop: list[str], source: tuple[int, int], rows: int) -> float:
+    """One rolled-back insert of ``rows`` chunks into ``target``, the indexes ``drop`` dropped first."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        for index in drop:
+            cursor.execute(f"DROP INDEX {index}")
+        started = time.perf_counter()
+        cursor.execute(_INSERT, {**target, "source_folder": source[0], "after": source[1], "rows": rows})
+        spent = time.perf_counter() - started
+        if cursor.rowcount != rows:
+            raise SystemExit(f"the source folder gave {cursor.rowcount} rows, not {rows}: use fewer --rows")
+        transaction.set_rollback(True)
+    return spent
 
 
 def main() -> None:
@@ -109,13 +97,17 @@ def main() -> None:
             f"SELECT folder_id, min(id) - 1 FROM {source_partition} GROUP BY folder_id ORDER BY count(*) DESC LIMIT 1"
         )
         source = cursor.fetchone()
+        cursor.execute(_PARENT_INDEXES)
+        indexes = dict(cursor.fetchall())
+        targets = {name: insert_target(cursor, name) for name, _ in partitions}
     print(f"{cpu()}\n{load_average()}; {args.rows} chunks a statement, the fastest of {args.repeats}", flush=True)
     spent: dict[tuple[str, str], float] = {}
     for _ in range(args.repeats):
         for name, _rows in partitions:
             for variant, drop in VARIANTS.items():
+                dropped = [indexes[method] for method in drop]
                 with connection.cursor() as cursor:
-                    seconds = insert_seconds(cursor, partition=name, drop=drop, source=source, rows=args.rows)
+                    seconds = insert_seconds(cursor, target=targets[name], drop=dropped, source=source, rows=args.rows)
                 key = (name, variant)
                 spent[key] = min(spent.get(key, math.inf), seconds)
     print(f"\nµs a chunk; hnsw = all - no hnsw, gin = all - no gin ({load_average()})")

@@ -9,8 +9,10 @@ import asyncio
 import pytest
 from asgiref.sync import AsyncToSync, SyncToAsync
 from django.conf import settings
+from django.db import OperationalError
 from django.test import AsyncClient
 
+from apps.library import apis
 from tests.support.chat_library import make_folder
 from tests.support.tokens import api_token
 
@@ -51,10 +53,6 @@ def test_an_api_request_crosses_threads_a_fixed_few_times_whatever_the_middlewar
 
 
 def test_a_database_error_still_answers_503_through_the_sync_chain(user, monkeypatch):
-    from django.db import OperationalError
-
-    from apps.library import apis
-
     def down(*args, **kwargs):
         raise OperationalError("connection refused")
 
