@@ -32,11 +32,10 @@ def kept_database(name: str, *, redis_db: int, **env: str) -> None:
     corpus is reused) and at Redis db ``redis_db``, with ``env`` on top; set Django up and migrate."""
     import psycopg
 
-    base = _database_url()
-    with psycopg.connect(_with_path(base, "/postgres"), autocommit=True) as admin:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             admin.execute(f'CREATE DATABASE "{name}"')
-    _use(database_url=_with_path(base, f"/{name}"), redis_url=scratch_redis_url(redis_db), env=env)
+    _use(database_url=database_url(name), redis_url=scratch_redis_url(redis_db), env=env)
 
 
 @contextlib.contextmanager
@@ -44,15 +43,14 @@ def scratch_services(prefix: str, *, redis_db: int = BENCH_REDIS_DB, **env: str)
     """A new database (dropped afterwards) and Redis db ``redis_db`` (flushed afterwards) for Django."""
     import psycopg
 
-    base = _database_url()
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    admin = _with_path(base, "/postgres")
+    admin = database_url("postgres")
     with psycopg.connect(admin, autocommit=True) as db:
         db.execute(f'CREATE DATABASE "{name}"')
     redis_url = scratch_redis_url(redis_db)
     try:
         started = time.monotonic()
-        _use(database_url=_with_path(base, f"/{name}"), redis_url=redis_url, env=env)
+        _use(database_url=database_url(name), redis_url=redis_url, env=env)
         print(f"scratch database {name} migrated in {time.monotonic() - started:.1f} s; {_load()}")
         yield name
         print(f"done; {_load()}")
@@ -67,11 +65,12 @@ def scratch_services(prefix: str, *, redis_db: int = BENCH_REDIS_DB, **env: str)
         redis.Redis.from_url(redis_url).flushdb()
 
 
-def _database_url() -> str:
+def database_url(name: str) -> str:
+    """DATABASE_URL with database ``name`` (``postgres`` to create, drop or list databases)."""
     base = env_str("DATABASE_URL")
     if not base:
         raise SystemExit("DATABASE_URL is not set and var/services.env is missing: run `make services` first.")
-    return base
+    return _with_path(base, f"/{name}")
 
 
 def scratch_redis_url(db: int) -> str:

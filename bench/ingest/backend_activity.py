@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import re
 import sys
 import time
@@ -23,7 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
+import psycopg
+
 from bench.common.machine import cpu, load_average
+from bench.common.scratch import database_url
 
 _ACTIVE = (
     "SELECT query, coalesce(wait_event_type, 'CPU'), backend_type FROM pg_stat_activity"
@@ -33,19 +35,12 @@ Sample = tuple[float, str, str]
 
 
 def poll(seconds: float, every: float, databases: str) -> list[Sample]:
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
-    from django.db import connection
-
     samples: list[Sample] = []
     end = time.monotonic() + seconds
-    with connection.cursor() as cursor:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as connection:
         while time.monotonic() < end:
             now = time.monotonic()
-            cursor.execute(_ACTIVE, [databases + "%"])
-            for query, waited, backend in cursor.fetchall():
+            for query, waited, backend in connection.execute(_ACTIVE, [databases + "%"]).fetchall():
                 what = (
                     re.sub(r"\s+", " ", re.sub(r"\d+", "N", query or ""))[:70]
                     if backend == "client backend"

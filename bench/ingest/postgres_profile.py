@@ -20,38 +20,43 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, when run as a file
 
+import psycopg
+
 from bench.common.machine import cpu, load_average
+from bench.common.scratch import database_url
 
 _NEWEST = "SELECT datname FROM pg_database WHERE datname LIKE %s ORDER BY oid DESC LIMIT 1"
 _INDEXED = "SELECT count(*) FROM library_file WHERE status = 'indexed'"
 
 
+class Window(NamedTuple):
+    label: str
+    files: int  # indexed during the window
+    cpu_seconds: float  # PostgreSQL's
+    functions: dict[str, float]  # each function's share of PostgreSQL's CPU
+
+
 def indexed_files(database: str) -> int:
-    from django.db import connections
-
-    settings = dict(connections["default"].settings_dict, NAME=database)
-    connections.settings[database] = settings
-    try:
-        with connections[database].cursor() as cursor:
-            cursor.execute(_INDEXED)
-            return int(cursor.fetchone()[0])
-    finally:
-        connections[database].close()
+    with psycopg.connect(database_url(database)) as connection:
+        try:
+            row = connection.execute(_INDEXED).fetchone()
+        except psycopg.errors.UndefinedTable:  # a scratch database still being migrated
+            return 0
+    return int(row[0]) if row else 0
 
 
-def wait_for(prefix: str, files: int) -> str:
-    from django.db import connection
-
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(_NEWEST, [prefix + "%"])
-            row = cursor.fetchone()
-        if row is not None and indexed_files(row[0]) >= files:
-            return str(row[0])
-        time.sleep(1)
+def wait_for(prefix: str, files: int) -> tuple[str, int]:
+    """The newest database of ``prefix`` once it has ``files`` files indexed, and its count then."""
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
+        while True:
+            row = admin.execute(_NEWEST, [prefix + "%"]).fetchone()
+            if row is not None and (count := indexed_files(row[0])) >= files:
+                return row[0], count
+            time.sleep(1)
 
 
 def postgres_functions(data: Path) -> tuple[float, dict[str, float]]:
@@ -84,36 +89,28 @@ def main() -> None:
     parser.add_argument("--databases", default="bench_ingest_scale")
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
     print(cpu())
-    windows = []
+    windows: list[Window] = []
     with tempfile.TemporaryDirectory() as scratch:
         for files in args.at:
-            database = wait_for(args.databases, files)
-            before = indexed_files(database)
+            database, before = wait_for(args.databases, files)
             data = Path(scratch) / f"perf-{files}.data"
             record = ["perf", "record", "-F", str(args.frequency), "-a", "-o", str(data), "sleep", str(args.seconds)]
             subprocess.run(record, capture_output=True, check=True)
             done = indexed_files(database) - before
             share, functions = postgres_functions(data)
             cpu_seconds = share * args.seconds * (os.cpu_count() or 1)
-            windows.append((f"from {before:,}", done, cpu_seconds, functions))
+            windows.append(Window(f"from {before:,}", done, cpu_seconds, functions))
             print(f"{database}: {before:,} -> {before + done:,} files in {args.seconds:.0f} s; {load_average()}")
     named = sorted(
-        {name for *_, functions in windows for name in functions}, key=lambda name: -windows[-1][3].get(name, 0)
+        {name for window in windows for name in window.functions}, key=lambda name: -windows[-1].functions.get(name, 0)
     )
     print("\nPostgreSQL's CPU, ms a file indexed in the window")
-    print(f"{'function':<40}" + "".join(f"{label:>16}" for label, *_ in windows))
+    print(f"{'function':<40}" + "".join(f"{window.label:>16}" for window in windows))
     for name in named[: args.top]:
-        cells = "".join(
-            f"{1000 * seconds * functions.get(name, 0) / max(1, done):>16.2f}"
-            for _, done, seconds, functions in windows
-        )
+        cells = "".join(f"{1000 * w.cpu_seconds * w.functions.get(name, 0) / max(1, w.files):>16.2f}" for w in windows)
         print(f"{name[:40]:<40}{cells}")
-    print(f"{'in all':<40}" + "".join(f"{1000 * seconds / max(1, done):>16.2f}" for _, done, seconds, _ in windows))
+    print(f"{'in all':<40}" + "".join(f"{1000 * w.cpu_seconds / max(1, w.files):>16.2f}" for w in windows))
 
 
 if __name__ == "__main__":
